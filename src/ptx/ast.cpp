@@ -1,0 +1,42 @@
+#include "ptx/ast.h"
+
+namespace ptxforge::ptx {
+
+std::string Instruction::full_opcode() const {
+  std::string s = opcode;
+  for (auto& m : mods) s += m;
+  return s;
+}
+
+bool Instruction::has_mod(std::string_view m) const {
+  for (auto& x : mods)
+    if (x == m) return true;
+  return false;
+}
+
+const Directive* Module::version() const {
+  for (auto& it : items)
+    if (auto* d = std::get_if<Directive>(&it.node); d && d->name == ".version") return d;
+  return nullptr;
+}
+
+const Directive* Module::target() const {
+  for (auto& it : items)
+    if (auto* d = std::get_if<Directive>(&it.node); d && d->name == ".target") return d;
+  return nullptr;
+}
+
+std::string Module::version_text() const {
+  auto* v = version();
+  return v && !v->args.empty() ? v->args[0] : "";
+}
+
+std::vector<std::string> Module::target_names() const {
+  std::vector<std::string> out;
+  if (auto* t = target())
+    for (auto& a : t->args)
+      if (a != ",") out.push_back(a);
+  return out;
+}
+
+}  // namespace ptxforge::ptx

@@ -1,0 +1,65 @@
+// Shared state of one validation run, passed to every check. Internal to the validator.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ptx/ast.h"
+#include "ptx/isa.h"
+#include "ptx/symbols.h"
+#include "ptx/target.h"
+#include "ptx/validator.h"
+#include "util/diagnostic.h"
+
+namespace ptxforge::ptx {
+
+struct ModuleFacts {
+  std::optional<PtxVersion> version;
+  std::vector<Target> targets;  // usually one
+  SourceLoc version_loc, target_loc;
+};
+
+// An instruction resolved against the table.
+struct Resolved {
+  const IsaFamily* family = nullptr;
+  size_t consumed = 0;           // modifiers that are part of the family name
+  std::string_view type;         // the instruction type (last type modifier), "" if none
+  std::string_view src_type;     // cvt/set/slct/dp4a: the second type
+};
+
+struct CheckContext {
+  const Module& module;
+  Diagnostics& diags;
+  const ValidateOptions& opts;
+  ModuleFacts facts;
+  ScopeStack scopes;
+  const Function* fn = nullptr;
+  std::unordered_map<std::string, SourceLoc> labels;  // of the current function
+  std::unordered_map<std::string, const Function*> functions;
+  bool want_warnings() const { return opts.warnings; }
+};
+
+// check_declarations.cpp
+void check_module_header(CheckContext& ctx);
+void declare(CheckContext& ctx, const VarDecl& d);
+void declare_functions(CheckContext& ctx);
+void collect_labels(CheckContext& ctx, const Function& f);
+
+// check_instructions.cpp
+Resolved resolve(CheckContext& ctx, const Instruction& ins, bool report);
+void check_instruction(CheckContext& ctx, const Instruction& ins);
+void check_branch_targets_directive(CheckContext& ctx, const Directive& d);
+
+// check_operands.cpp
+void check_operands(CheckContext& ctx, const Instruction& ins, const Resolved& r);
+void check_names(CheckContext& ctx, const Instruction& ins, const Resolved& r);
+// Names in an operand: registers, symbols, labels (each with its location).
+void collect_names(const Operand& o, std::vector<const Expr*>& out);
+void collect_names(const Expr& e, std::vector<const Expr*>& out);
+
+// check_llm_pitfalls.cpp
+void check_function_pitfalls(CheckContext& ctx, const Function& f);
+
+}  // namespace ptxforge::ptx

@@ -1,0 +1,145 @@
+// Checks on declarations: the module header (.version, .target, .address_size and their
+// compatibility), and names declared twice in one scope [duplicate-decl, duplicate-label,
+// duplicate-function].
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "ptx/check_context.h"
+#include "util/text.h"
+
+namespace ptxforge::ptx {
+
+void check_module_header(CheckContext& ctx) {
+  const Directive* v = ctx.module.version();
+  const Directive* t = ctx.module.target();
+  bool has_code = false;
+  for (auto& it : ctx.module.items)
+    if (!std::holds_alternative<Directive>(it.node)) has_code = true;
+  if (!v) {
+    if (has_code) {
+      auto& d = ctx.diags.error({1, 1}, "missing .version directive", "missing-version");
+      d.hint = "a module starts with '.version 8.0' (or later), '.target sm_90a' and '.address_size 64'; "
+               "'ptxforge fmt --add-header' adds them";
+    }
+  } else {
+    ctx.facts.version_loc = v->loc;
+    auto pv = v->args.empty() ? std::nullopt : PtxVersion::parse(v->args[0]);
+    if (!pv) {
+      ctx.diags.error(v->loc, fmt::format("'.version {}' is not a PTX ISA version", v->args.empty() ? "" : v->args[0]),
+                      "bad-version").hint = "write major.minor, e.g. .version 8.0";
+    } else if (*pv > kNewestPtx) {
+      auto& d = ctx.diags.error(v->loc, fmt::format("PTX ISA .version {} is newer than the newest supported ({})",
+                                                    pv->str(), kNewestPtx.str()), "bad-version");
+      d.hint = fmt::format("CUDA 13.0's ptxas accepts up to .version {}", kNewestPtx.str());
+    } else {
+      ctx.facts.version = pv;
+    }
+  }
+  if (!t) {
+    if (has_code) {
+      auto& d = ctx.diags.error({1, 1}, "missing .target directive", "missing-target");
+      d.hint = "add '.target sm_90a' (or the architecture you compile for) after .version";
+    }
+  } else {
+    ctx.facts.target_loc = t->loc;
+    for (auto& name : ctx.module.target_names()) {
+      if (name == "texmode_unified" || name == "texmode_independent" || name == "debug" || name == "map_f64_to_f32")
+        continue;
+      auto tg = Target::parse(name);
+      if (!tg || !min_version_for(*tg)) {
+        std::vector<std::string_view> names;
+        std::vector<std::string> storage;
+        for (auto& k : known_targets()) storage.push_back(k.str());
+        for (auto& s : storage) names.push_back(s);
+        auto& d = ctx.diags.error(t->loc, fmt::format("unknown target '{}'", name), "bad-target");
+        std::string guess = closest_match(name, names);
+        d.hint = guess.empty() ? "targets look like sm_80, sm_90, sm_90a, sm_100a" : fmt::format("did you mean '{}'?", guess);
+        continue;
+      }
+      ctx.facts.targets.push_back(*tg);
+      auto need = min_version_for(*tg);
+      if (ctx.facts.version && *ctx.facts.version < *need) {
+        auto& d = ctx.diags.error(t->loc, fmt::format("PTX .version {} does not support .target {}",
+                                                      ctx.facts.version->str(), name), "version-target");
+        d.hint = fmt::format(".target {} needs .version {} or later", name, need->str());
+        d.notes.push_back({ctx.facts.version_loc, "version declared here"});
+      }
+    }
+  }
+  for (auto& it : ctx.module.items)
+    if (auto* d = std::get_if<Directive>(&it.node); d && d->name == ".address_size")
+      if (d->args.empty() || (d->args[0] != "32" && d->args[0] != "64"))
+        ctx.diags.error(d->loc, ".address_size must be 32 or 64", "address-size");
+}
+
+namespace {
+void report_duplicate(CheckContext& ctx, const std::string& name, SourceLoc loc, const SymbolInfo& earlier,
+                      const char* id) {
+  auto& d = ctx.diags.error(loc, fmt::format("'{}' is already declared in this scope", name), id);
+  d.length = static_cast<uint32_t>(name.size());
+  d.notes.push_back({earlier.loc, "previous declaration is here"});
+}
+}  // namespace
+
+void declare(CheckContext& ctx, const VarDecl& d) {
+  bool is_reg = d.space == ".reg";
+  bool is_param = d.space == ".param";
+  for (auto& n : d.names) {
+    SymbolInfo info;
+    info.kind = is_reg ? SymbolInfo::Kind::reg : is_param ? SymbolInfo::Kind::param : SymbolInfo::Kind::variable;
+    info.decl = &d;
+    info.space = d.space;
+    info.type = d.type;
+    info.vec = d.vec;
+    info.loc = n.loc;
+    if (n.range) {
+      ctx.scopes.top().add_range(n.name, *n.range, info);
+      continue;
+    }
+    if (n.name == "_") continue;  // prototype placeholders
+    // .extern declarations may be repeated by a definition.
+    if (const SymbolInfo* prev = ctx.scopes.top().add(n.name, info)) {
+      bool extern_pair = prev->decl && (std::find(prev->decl->linkage.begin(), prev->decl->linkage.end(), ".extern") !=
+                                            prev->decl->linkage.end() ||
+                                        std::find(d.linkage.begin(), d.linkage.end(), ".extern") != d.linkage.end());
+      if (!extern_pair) report_duplicate(ctx, n.name, n.loc, *prev, "duplicate-decl");
+    }
+  }
+}
+
+void declare_functions(CheckContext& ctx) {
+  for (auto& it : ctx.module.items) {
+    auto* f = std::get_if<Function>(&it.node);
+    if (!f) continue;
+    auto [pos, inserted] = ctx.functions.emplace(f->name, f);
+    if (!inserted && f->body && pos->second->body) {
+      auto& d = ctx.diags.error(f->loc, fmt::format("function '{}' is defined twice", f->name), "duplicate-function");
+      d.length = static_cast<uint32_t>(f->name.size());
+      d.notes.push_back({pos->second->loc, "first definition is here"});
+    }
+    if (f->body) pos->second = f;  // prefer the definition over a prototype
+    SymbolInfo info;
+    info.kind = SymbolInfo::Kind::function;
+    info.fn = f;
+    info.loc = f->loc;
+    (void)ctx.scopes.module().add(f->name, info);
+  }
+}
+
+void collect_labels(CheckContext& ctx, const Function& f) {
+  ctx.labels.clear();
+  for_each_statement(*f.body, [&](const Statement& s) {
+    if (auto* l = std::get_if<Label>(&s.node)) {
+      auto [it, inserted] = ctx.labels.emplace(l->name, l->loc);
+      if (!inserted) {
+        auto& d = ctx.diags.error(l->loc, fmt::format("label '{}' is defined twice in '{}'", l->name, f.name),
+                                  "duplicate-label");
+        d.length = static_cast<uint32_t>(l->name.size());
+        d.notes.push_back({it->second, "first definition is here"});
+      }
+    }
+  });
+}
+
+}  // namespace ptxforge::ptx

@@ -1,0 +1,246 @@
+// Checks on one instruction as a whole: is it a known instruction [unknown-opcode], are its
+// modifiers allowed [unknown-modifier], do the module's .version and .target provide it
+// [needs-version, needs-target], does its state space match the variable it addresses
+// [state-space, param-space], and does a direct call match the callee [call-signature].
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "ptx/check_context.h"
+#include "util/text.h"
+
+namespace ptxforge::ptx {
+
+namespace {
+
+std::vector<std::string_view> family_names() {
+  std::vector<std::string_view> out;
+  for (auto& f : isa_families()) out.push_back(f.name);
+  return out;
+}
+
+// Mnemonics from other assembly languages that models sometimes write, with the PTX spelling.
+std::string foreign_mnemonic_hint(std::string_view op) {
+  static const std::pair<std::string_view, std::string_view> table[] = {
+      {"movl", "mov.u32"}, {"movq", "mov.u64"}, {"addl", "add.u32"}, {"addq", "add.u64"}, {"imul", "mul.lo.s32"},
+      {"jmp", "bra"},      {"je", "@%p bra"},   {"jne", "@!%p bra"}, {"cmp", "setp"},     {"lea", "mad.wide / add"},
+      {"load", "ld"},      {"store", "st"},     {"mv", "mov"},       {"li", "mov"},       {"fadd", "add.f32"},
+      {"fmul", "mul.f32"}, {"syncthreads", "bar.sync 0"},           {"__syncthreads", "bar.sync 0"},
+      {"return", "ret"},   {"br", "bra"},       {"jump", "bra"},     {"ldg", "ld.global.nc"}, {"stg", "st.global"},
+  };
+  for (auto& [from, to] : table)
+    if (op == from) return fmt::format("PTX spells this '{}'", to);
+  return "";
+}
+
+}  // namespace
+
+Resolved resolve(CheckContext& ctx, const Instruction& ins, bool report) {
+  Resolved r;
+  r.family = find_family(ins.opcode, ins.mods, &r.consumed);
+  if (!r.family) {
+    if (!report) return r;
+    std::string full = ins.full_opcode();
+    if (is_known_opcode(ins.opcode)) {
+      // "cp.async.bulk.tensr": the first word is fine, the family is not.
+      std::string guess = closest_match(full.substr(0, full.find('.', ins.opcode.size() + 1 + 20)), family_names());
+      std::vector<std::string_view> names = family_names();
+      std::string best;
+      size_t best_d = SIZE_MAX;
+      for (auto n : names) {
+        if (!starts_with(n, ins.opcode) || n.size() <= ins.opcode.size()) continue;
+        std::string prefix(ins.opcode);
+        for (size_t i = 0; i < ins.mods.size() && prefix.size() < n.size(); ++i) prefix += ins.mods[i];
+        size_t d = edit_distance(prefix, n);
+        if (d < best_d) best_d = d, best = std::string(n);
+      }
+      auto& d = ctx.diags.error(ins.loc, fmt::format("unknown instruction '{}'", full), "unknown-opcode");
+      d.length = static_cast<uint32_t>(full.size());
+      if (!best.empty() && best_d <= 4) d.hint = fmt::format("did you mean '{}'?", best);
+      (void)guess;
+      return r;
+    }
+    auto& d = ctx.diags.error(ins.loc, fmt::format("unknown instruction '{}'", ins.opcode), "unknown-opcode");
+    d.length = static_cast<uint32_t>(ins.opcode.size());
+    std::string foreign = foreign_mnemonic_hint(ins.opcode);
+    if (!foreign.empty()) {
+      d.hint = foreign;
+    } else {
+      std::string guess = closest_match(ins.opcode, all_opcodes());
+      if (!guess.empty()) {
+        d.hint = fmt::format("did you mean '{}'?", guess);
+        d.fixit = FixIt{ins.loc, static_cast<uint32_t>(ins.opcode.size()), guess};
+      }
+    }
+    return r;
+  }
+  for (size_t i = r.consumed; i < ins.mods.size(); ++i) {
+    if (!is_type_name(ins.mods[i])) continue;
+    if (r.type.empty()) r.type = ins.mods[i];
+    else if (r.src_type.empty()) r.src_type = ins.mods[i];
+  }
+  // For most families the type is the last type modifier (mma/wgmma list several; ignored).
+  return r;
+}
+
+namespace {
+
+void check_modifiers(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
+  const IsaFamily& f = *r.family;
+  if (f.modifiers == "*") return;
+  for (size_t i = r.consumed; i < ins.mods.size(); ++i) {
+    const std::string& m = ins.mods[i];
+    if (family_allows_modifier(f, m)) continue;
+    std::vector<std::string_view> allowed;
+    for (auto a : split(f.types, ' ')) if (!a.empty()) allowed.push_back(a);
+    for (auto a : split(f.modifiers, ' ')) if (!a.empty() && a.back() != '*') allowed.push_back(a);
+    auto& d = ctx.diags.error(ins.loc, fmt::format("'{}' does not take the modifier '{}'", f.name, m), "unknown-modifier");
+    d.length = static_cast<uint32_t>(ins.full_opcode().size());
+    std::string guess = closest_match(m, allowed);
+    if (!guess.empty()) d.hint = fmt::format("did you mean '{}'?", guess);
+    else d.hint = fmt::format("see {}", manual_link(f.anchor));
+  }
+}
+
+void check_version_and_target(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
+  (void)r;
+  std::vector<IsaRequirement> reqs = requirements_of(ins);
+  // The strictest requirement explains itself best.
+  if (ctx.facts.version) {
+    const IsaRequirement* worst = nullptr;
+    for (auto& q : reqs)
+      if (*ctx.facts.version < q.ptx && (!worst || worst->ptx < q.ptx)) worst = &q;
+    if (worst) {
+      auto& d = ctx.diags.error(ins.loc, fmt::format("'{}' requires PTX ISA .version {} or later (module has {})",
+                                                     worst->what, worst->ptx.str(), ctx.facts.version->str()),
+                                "needs-version");
+      d.length = static_cast<uint32_t>(ins.full_opcode().size());
+      d.hint = fmt::format("raise the header to '.version {}'", worst->ptx.str());
+      d.notes.push_back({ctx.facts.version_loc, "version declared here"});
+    }
+  }
+  for (auto& have : ctx.facts.targets) {
+    for (auto& q : reqs) {
+      if (satisfies(have, q.target)) continue;
+      auto& d = ctx.diags.error(ins.loc, fmt::format("'{}' is not supported on .target {}", q.what, have.str()),
+                                "needs-target");
+      d.length = static_cast<uint32_t>(ins.full_opcode().size());
+      if (q.target.suffix == 'a')
+        d.hint = fmt::format("it needs exactly .target {} (architecture-specific features need the 'a' target)",
+                             q.target.str());
+      else if (q.target.suffix == 'f')
+        d.hint = fmt::format("it needs a family target such as .target {}", q.target.str());
+      else
+        d.hint = fmt::format("it needs .target {} or later", q.target.str());
+      d.notes.push_back({ctx.facts.target_loc, "target declared here"});
+      break;
+    }
+  }
+}
+
+// ld/st/atom/red/prefetch naming a variable directly: the instruction's state space must be
+// the variable's. Kernel parameters are read with ld.param.
+void check_state_space(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
+  std::string_view fam = r.family->name;
+  bool memory_op = fam == "ld" || fam == "st" || fam == "atom" || fam == "red" || fam == "ldu";
+  if (!memory_op) return;
+  std::string_view space;
+  for (auto& m : ins.mods)
+    if (m == ".global" || m == ".shared" || m == ".shared::cta" || m == ".shared::cluster" || m == ".local" ||
+        m == ".const" || m == ".param" || m == ".param::entry" || m == ".param::func")
+      space = m;
+  for (auto& op : ins.operands) {
+    if (op.kind != Operand::Kind::address || op.elems.empty()) continue;
+    std::vector<const Expr*> names;
+    collect_names(op.elems[0], names);
+    for (const Expr* n : names) {
+      const SymbolInfo* s = ctx.scopes.find(n->text);
+      if (!s || s->kind == SymbolInfo::Kind::reg || s->kind == SymbolInfo::Kind::function) continue;
+      std::string_view var_space = s->space;
+      if (space.empty()) continue;  // generic addressing of a variable is fine
+      std::string_view base = space.substr(0, space.find("::"));
+      if (base == var_space) continue;
+      bool is_param = var_space == ".param";
+      auto& d = ctx.diags.error(n->loc, fmt::format("'{}' uses {} addressing, but '{}' is a {} {}", ins.full_opcode(),
+                                                    space, n->text, var_space, is_param ? "parameter" : "variable"),
+                                is_param ? "param-space" : "state-space");
+      d.length = static_cast<uint32_t>(n->text.size());
+      if (is_param && fam == "ld")
+        d.hint = fmt::format("read kernel parameters with ld.param (ld.param.u64 %rd1, [{}];), then "
+                             "cvta.to.global the pointer before ld.global/st.global",
+                             n->text);
+      else
+        d.hint = fmt::format("use {} addressing for '{}', or take its generic address with cvta", var_space, n->text);
+      d.notes.push_back({s->loc, "declared here"});
+    }
+  }
+}
+
+void check_call(CheckContext& ctx, const Instruction& ins) {
+  // call{.uni} (rets), f, (args) [, proto]  |  call f, (args)  |  call f
+  const Operand* ret_list = nullptr;
+  const Operand* callee = nullptr;
+  const Operand* args = nullptr;
+  size_t i = 0;
+  if (i < ins.operands.size() && ins.operands[i].kind == Operand::Kind::list) ret_list = &ins.operands[i++];
+  if (i < ins.operands.size()) callee = &ins.operands[i++];
+  if (i < ins.operands.size() && ins.operands[i].kind == Operand::Kind::list) args = &ins.operands[i++];
+  if (!callee || callee->kind != Operand::Kind::expr || callee->expr.kind != Expr::Kind::name) {
+    ctx.diags.error(ins.loc, "call needs a function name or a register holding its address", "call-signature");
+    return;
+  }
+  const std::string& name = callee->expr.text;
+  if (name[0] == '%') return;  // indirect call: checked against its prototype by ptxas
+  auto it = ctx.functions.find(name);
+  if (it == ctx.functions.end()) {
+    auto& d = ctx.diags.error(callee->loc, fmt::format("call to undeclared function '{}'", name), "undeclared-function");
+    d.length = static_cast<uint32_t>(name.size());
+    d.hint = "declare it first, e.g. '.extern .func (.param .b32 r) f(.param .b32 a);'";
+    return;
+  }
+  const Function& f = *it->second;
+  if (f.is_entry) {
+    ctx.diags.error(callee->loc, fmt::format("'{}' is a kernel (.entry) and cannot be called", name), "call-signature");
+    return;
+  }
+  size_t nargs = args ? args->elems.size() : 0;
+  size_t nrets = ret_list ? ret_list->elems.size() : 0;
+  if (nargs != f.params.size() || nrets != f.rets.size()) {
+    auto& d = ctx.diags.error(callee->loc,
+                              fmt::format("call to '{}' passes {} argument{} and {} return value{}, but it takes {} and "
+                                          "returns {}",
+                                          name, nargs, nargs == 1 ? "" : "s", nrets, nrets == 1 ? "" : "s",
+                                          f.params.size(), f.rets.size()),
+                              "call-signature");
+    d.length = static_cast<uint32_t>(name.size());
+    d.notes.push_back({f.loc, "declared here"});
+  }
+}
+
+}  // namespace
+
+void check_instruction(CheckContext& ctx, const Instruction& ins) {
+  Resolved r = resolve(ctx, ins, true);
+  if (!r.family) {
+    check_names(ctx, ins, r);
+    return;
+  }
+  if (r.family->detailed) check_modifiers(ctx, ins, r);
+  check_version_and_target(ctx, ins, r);
+  check_names(ctx, ins, r);
+  if (r.family->detailed) check_operands(ctx, ins, r);
+  check_state_space(ctx, ins, r);
+  if (r.family->name == "call") check_call(ctx, ins);
+}
+
+void check_branch_targets_directive(CheckContext& ctx, const Directive& d) {
+  for (auto& a : d.args) {
+    if (a == "," || a.empty() || !(std::isalpha(static_cast<unsigned char>(a[0])) || a[0] == '$' || a[0] == '_'))
+      continue;
+    if (!ctx.labels.count(a))
+      ctx.diags.error(d.loc, fmt::format(".branchtargets names '{}', which is not a label in this function", a),
+                      "undeclared-label");
+  }
+}
+
+}  // namespace ptxforge::ptx

@@ -1,0 +1,241 @@
+// Warnings for PTX that ptxas accepts but that is almost always a bug when a model wrote it:
+//   missing-cvta       .global access through a kernel-parameter pointer never converted
+//                      with cvta.to.global
+//   uninitialized-reg  a register read but never written (or, in loop-free code, read first)
+//   setmaxnreg-no-cap  setmaxnreg in an entry without .maxnreg: ptxas drops it (C7508)
+//   divergent-barrier  bar.sync or an .aligned instruction under a guard that depends on
+//                      the thread index
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "ptx/check_context.h"
+
+namespace ptxforge::ptx {
+
+namespace {
+
+// Families whose first operand is written (beyond those whose form starts with d, w or p).
+bool first_operand_is_dest(const Instruction& ins, const Resolved& r) {
+  if (!r.family) return false;
+  std::string_view ops = r.family->operands;
+  if (!ops.empty() && (ops[0] == 'd' || ops[0] == 'w' || ops[0] == 'p')) return true;
+  static const std::unordered_set<std::string_view> extra = {
+      "popc", "clz", "bfind", "getctarank", "mbarrier.pending_count", "shfl.sync", "vote.sync", "match.sync",
+      "elect.sync", "set", "slct", "dp4a", "dp2a", "lop3", "cvt.pack", "createpolicy", "multimem.ld_reduce", "mma",
+      "ldmatrix", "mbarrier.arrive", "mbarrier.arrive_drop", "wgmma.mma_async", "isspacep", "atom", "tex", "tld4",
+      "txq", "suld", "suq", "vote", "shfl", "mma.sp", "wgmma.mma_async.sp", "wmma.load", "wmma.mma", "istypep",
+      "clusterlaunchcontrol.query_cancel", "tcgen05.ld"};
+  if (extra.count(r.family->name)) return true;
+  return (r.family->name == "bar" || r.family->name == "barrier") && ins.has_mod(".red");
+}
+
+void names_in(const Operand& o, std::vector<const Expr*>& out) { collect_names(o, out); }
+
+bool is_reg_name(const CheckContext& ctx, const std::string& n) {
+  if (n.empty() || n[0] != '%' || is_special_register(n)) return false;
+  const SymbolInfo* s = ctx.scopes.find(n);
+  return s == nullptr || s->kind == SymbolInfo::Kind::reg;
+}
+
+struct FunctionWalk {
+  CheckContext& ctx;
+  const Function& f;
+  std::vector<const Instruction*> instrs;
+  bool has_unknown = false;
+  bool has_backward_branch = false;
+
+  void collect() {
+    std::unordered_set<std::string> seen_labels;
+    for_each_statement(*f.body, [&](const Statement& s) {
+      if (auto* l = std::get_if<Label>(&s.node)) seen_labels.insert(l->name);
+      if (auto* ins = std::get_if<Instruction>(&s.node)) {
+        instrs.push_back(ins);
+        if (ins->opcode == "bra" || ins->opcode == "brx") {
+          for (auto& o : ins->operands) {
+            std::vector<const Expr*> ns;
+            names_in(o, ns);
+            for (auto* n : ns)
+              if (seen_labels.count(n->text)) has_backward_branch = true;
+          }
+          if (ins->opcode == "brx") has_backward_branch = true;  // jump tables: be conservative
+        }
+      }
+    });
+  }
+};
+
+void check_uninitialized(CheckContext& ctx, FunctionWalk& w) {
+  // Inputs: .reg parameters of a .func.
+  std::unordered_map<std::string, size_t> first_write;
+  for (auto* list : {&w.f.params, &w.f.rets})
+    for (auto& p : *list)
+      if (p.space == ".reg")
+        for (auto& n : p.names) first_write.emplace(n.name, 0);
+  struct Read {
+    const Expr* name;
+    size_t index;
+  };
+  std::vector<Read> reads;
+  for (size_t i = 0; i < w.instrs.size(); ++i) {
+    const Instruction& ins = *w.instrs[i];
+    Resolved r = resolve(ctx, ins, false);
+    if (!r.family || !r.family->detailed) {
+      if (ins.opcode != "call") return;  // unknown semantics: no claims about this function
+    }
+    size_t first_src = 0;
+    if (ins.opcode == "call") {
+      if (!ins.operands.empty() && ins.operands[0].kind == Operand::Kind::list) {
+        std::vector<const Expr*> ns;
+        names_in(ins.operands[0], ns);
+        for (auto* n : ns) first_write.emplace(n->text, i + 1);
+        first_src = 1;
+      }
+    } else if (first_operand_is_dest(ins, r) && !ins.operands.empty()) {
+      const Operand& d = ins.operands[0];
+      if (d.kind != Operand::Kind::address) {
+        std::vector<const Expr*> ns;
+        names_in(d, ns);
+        for (auto* n : ns) first_write.emplace(n->text, i + 1);
+        first_src = 1;
+      }
+    }
+    for (size_t k = first_src; k < ins.operands.size(); ++k) {
+      std::vector<const Expr*> ns;
+      names_in(ins.operands[k], ns);
+      for (auto* n : ns) reads.push_back({n, i + 1});
+    }
+    if (ins.guard) {
+      static thread_local std::vector<Expr> guards;  // stable storage is not needed: report by location
+      (void)guards;
+    }
+  }
+  std::unordered_set<std::string> reported;
+  for (auto& rd : reads) {
+    const std::string& n = rd.name->text;
+    if (!is_reg_name(ctx, n) || reported.count(n)) continue;
+    auto it = first_write.find(n);
+    if (it == first_write.end()) {
+      reported.insert(n);
+      auto& d = ctx.diags.warning(rd.name->loc, fmt::format("register '{}' is read but never written in '{}'", n, w.f.name),
+                                  "uninitialized-reg");
+      d.length = static_cast<uint32_t>(n.size());
+      d.hint = "its value is undefined; initialize it (mov) or check for a typo in the register name";
+    } else if (!w.has_backward_branch && it->second > rd.index) {
+      reported.insert(n);
+      auto& d = ctx.diags.warning(rd.name->loc, fmt::format("register '{}' is read before it is written", n),
+                                  "uninitialized-reg");
+      d.length = static_cast<uint32_t>(n.size());
+    }
+  }
+}
+
+void check_cvta_and_barriers(CheckContext& ctx, FunctionWalk& w) {
+  std::unordered_set<std::string> param_ptr;   // holds a kernel parameter pointer, not converted
+  std::unordered_set<std::string> thread_dep;  // depends on the thread index
+  std::unordered_set<std::string> warned;
+  std::unordered_set<std::string> entry_params;
+  if (w.f.is_entry)
+    for (auto& p : w.f.params)
+      for (auto& n : p.names) entry_params.insert(n.name);
+  for (const Instruction* ip : w.instrs) {
+    const Instruction& ins = *ip;
+    Resolved r = resolve(ctx, ins, false);
+    if (!r.family) continue;
+    std::string_view fam = r.family->name;
+    bool dest_first = first_operand_is_dest(ins, r) && !ins.operands.empty() &&
+                      ins.operands[0].kind != Operand::Kind::address;
+    std::vector<const Expr*> dests, srcs;
+    for (size_t k = 0; k < ins.operands.size(); ++k) names_in(ins.operands[k], k == 0 && dest_first ? dests : srcs);
+
+    // Divergent barriers.
+    if (ins.guard && thread_dep.count(ins.guard->reg) && ctx.want_warnings()) {
+      bool barrier = ((fam == "bar" || fam == "barrier") && !ins.has_mod(".arrive")) || ins.has_mod(".aligned");
+      if (barrier) {
+        auto& d = ctx.diags.warning(ins.loc, fmt::format("'{}' is guarded by '{}', which depends on the thread index",
+                                                         ins.full_opcode(), ins.guard->reg), "divergent-barrier");
+        d.length = static_cast<uint32_t>(ins.full_opcode().size());
+        d.hint = "every thread of the CTA (or warp, for .aligned) must execute it together; branch around the work, "
+                 "not the barrier";
+      }
+    }
+    bool src_thread = false, src_param = false;
+    for (auto* s : srcs) {
+      if (s->text.rfind("%tid", 0) == 0 || s->text.rfind("%laneid", 0) == 0 || thread_dep.count(s->text))
+        src_thread = true;
+      if (param_ptr.count(s->text)) src_param = true;
+    }
+    // Parameter pointers and their derivations.
+    if (fam == "ld" && ins.has_mod(".param") && !dests.empty() && ins.operands.size() >= 2) {
+      std::vector<const Expr*> addr;
+      names_in(ins.operands[1], addr);
+      bool from_entry_param = false;
+      for (auto* a : addr) from_entry_param |= entry_params.count(a->text) > 0;
+      if (from_entry_param && (r.type == ".u64" || r.type == ".b64" || r.type == ".s64"))
+        for (auto* d : dests) param_ptr.insert(d->text);
+      continue;
+    }
+    if (fam == "cvta") {
+      for (auto* d : dests) param_ptr.erase(d->text);
+    } else if (dest_first && (fam == "mov" || fam == "add" || fam == "sub" || fam == "mad" || fam == "cvt")) {
+      for (auto* d : dests) {
+        if (src_param) param_ptr.insert(d->text);
+        else param_ptr.erase(d->text);
+      }
+    } else if (dest_first) {
+      for (auto* d : dests) param_ptr.erase(d->text);
+    }
+    if (dest_first)
+      for (auto* d : dests) {
+        if (src_thread) thread_dep.insert(d->text);
+        else thread_dep.erase(d->text);
+      }
+    // Global accesses through an unconverted parameter pointer.
+    bool global_access = (fam == "ld" || fam == "st" || fam == "atom" || fam == "red" || fam == "ldu") &&
+                         ins.has_mod(".global");
+    if (global_access && ctx.want_warnings()) {
+      for (auto& o : ins.operands) {
+        if (o.kind != Operand::Kind::address) continue;
+        std::vector<const Expr*> addr;
+        names_in(o, addr);
+        for (auto* a : addr) {
+          if (!param_ptr.count(a->text) || warned.count(a->text)) continue;
+          warned.insert(a->text);
+          auto& d = ctx.diags.warning(a->loc, fmt::format("'{}' accesses .global memory through '{}', a kernel parameter "
+                                                          "pointer never converted with cvta.to.global",
+                                                          ins.full_opcode(), a->text), "missing-cvta");
+          d.length = static_cast<uint32_t>(a->text.size());
+          d.hint = fmt::format("convert it once after loading: cvta.to.global.u64 {0}, {0};", a->text);
+        }
+      }
+    }
+  }
+}
+
+void check_setmaxnreg(CheckContext& ctx, FunctionWalk& w) {
+  if (!w.f.is_entry) return;
+  for (auto& p : w.f.perf)
+    if (p.name == ".maxnreg") return;
+  for (const Instruction* ins : w.instrs) {
+    if (ins->opcode != "setmaxnreg") continue;
+    auto& d = ctx.diags.warning(ins->loc, fmt::format("'{}' in kernel '{}' without a register cap: ptxas ignores it "
+                                                      "(C7508)", ins->full_opcode(), w.f.name), "setmaxnreg-no-cap");
+    d.length = static_cast<uint32_t>(ins->full_opcode().size());
+    d.hint = "add '.maxnreg N' after the kernel's parameter list (or compile with -maxrregcount and no .maxntid)";
+    return;
+  }
+}
+
+}  // namespace
+
+void check_function_pitfalls(CheckContext& ctx, const Function& f) {
+  // Scope for name lookups: module variables only; registers are looked up by name shape.
+  FunctionWalk w{ctx, f, {}, false, false};
+  w.collect();
+  check_uninitialized(ctx, w);
+  check_cvta_and_barriers(ctx, w);
+  check_setmaxnreg(ctx, w);
+}
+
+}  // namespace ptxforge::ptx

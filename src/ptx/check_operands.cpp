@@ -1,0 +1,419 @@
+// Checks on operands: every name is declared [undeclared-reg, undeclared-symbol,
+// undeclared-label, x86-register]; the operand count matches a form of the family
+// [operand-count]; each operand has the right kind [operand-kind], vector width
+// [vector-width] and type under the manual's relaxed type-checking rules [operand-type];
+// immediates fit and are of the right sort [immediate-type, immediate-range].
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "ptx/check_context.h"
+#include "ptx/printer.h"
+#include "util/text.h"
+
+namespace ptxforge::ptx {
+
+void collect_names(const Expr& e, std::vector<const Expr*>& out) {
+  if (e.kind == Expr::Kind::name) out.push_back(&e);
+  for (auto& a : e.args) collect_names(a, out);
+}
+
+void collect_names(const Operand& o, std::vector<const Expr*>& out) {
+  if (o.kind == Operand::Kind::expr) collect_names(o.expr, out);
+  for (auto& e : o.elems) collect_names(e, out);
+}
+
+namespace {
+
+bool is_branch(const Resolved& r) { return r.family && (r.family->name == "bra" || r.family->name == "brx.idx"); }
+
+void report_undeclared_reg(CheckContext& ctx, const Expr& n) {
+  if (is_x86_register(n.text)) {
+    auto& d = ctx.diags.error(n.loc, fmt::format("'{}' is an x86 register; PTX has no fixed registers", n.text),
+                              "x86-register");
+    d.length = static_cast<uint32_t>(n.text.size());
+    d.hint = "PTX registers are virtual and declared with .reg, e.g. '.reg .b64 %rd<8>;' then use %rd0..%rd7";
+    return;
+  }
+  auto& d = ctx.diags.error(n.loc, fmt::format("register '{}' is not declared", n.text), "undeclared-reg");
+  d.length = static_cast<uint32_t>(n.text.size());
+  size_t digits = n.text.find_first_of("0123456789");
+  std::string prefix = n.text.substr(0, digits);
+  if (digits != std::string::npos && digits > 1)
+    d.hint = fmt::format("declare it, e.g. '.reg .b32 {}<{}>;' (a range declares {}0 .. {}{})", prefix,
+                         std::atoi(n.text.c_str() + digits) + 1, prefix, prefix, std::atoi(n.text.c_str() + digits));
+  else
+    d.hint = fmt::format("declare it with '.reg .<type> {};'", n.text);
+}
+
+}  // namespace
+
+void check_names(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
+  if (ins.guard) {
+    const SymbolInfo* s = ctx.scopes.find(ins.guard->reg);
+    Expr g;
+    g.text = ins.guard->reg;
+    g.loc = ins.guard->loc;
+    g.loc.col += ins.guard->negated ? 2 : 1;
+    if (!s) {
+      report_undeclared_reg(ctx, g);
+    } else if (s->kind != SymbolInfo::Kind::reg || s->type != ".pred") {
+      auto& d = ctx.diags.error(g.loc, fmt::format("guard '{}' is not a .pred register", g.text), "operand-type");
+      d.length = static_cast<uint32_t>(g.text.size());
+      d.notes.push_back({s->loc, "declared here"});
+      d.hint = "compute a predicate with setp (setp.lt.s32 %p1, %r1, %r2;) and guard with @%p1";
+    }
+  }
+  bool branch = is_branch(r);
+  for (size_t oi = 0; oi < ins.operands.size(); ++oi) {
+    std::vector<const Expr*> names;
+    collect_names(ins.operands[oi], names);
+    for (const Expr* n : names) {
+      const std::string& t = n->text;
+      if (t == "_") continue;
+      if (t[0] == '%') {
+        if (is_special_register(t) || ctx.scopes.find(t)) continue;
+        report_undeclared_reg(ctx, *n);
+        continue;
+      }
+      if (ctx.labels.count(t) || ctx.scopes.find(t) || is_special_register(t)) {
+        if (branch && oi == ins.operands.size() - 1 && !ctx.labels.count(t)) {
+          auto& d = ctx.diags.error(n->loc, fmt::format("branch target '{}' is not a label", t), "branch-target");
+          d.length = static_cast<uint32_t>(t.size());
+        }
+        continue;
+      }
+      if (branch) {
+        auto& d = ctx.diags.error(n->loc, fmt::format("branch target '{}' is not a label in this function", t),
+                                  "undeclared-label");
+        d.length = static_cast<uint32_t>(t.size());
+        std::vector<std::string_view> labels;
+        for (auto& [name, loc] : ctx.labels) labels.push_back(name);
+        std::string guess = closest_match(t, labels);
+        if (!guess.empty()) {
+          d.hint = fmt::format("did you mean '{}'?", guess);
+          d.fixit = FixIt{n->loc, static_cast<uint32_t>(t.size()), guess};
+        }
+        continue;
+      }
+      if (r.family && r.family->name == "call") continue;  // the call check reports callees
+      auto& d = ctx.diags.error(n->loc, fmt::format("'{}' is not declared", t), "undeclared-symbol");
+      d.length = static_cast<uint32_t>(t.size());
+      if (std::isalpha(static_cast<unsigned char>(t[0])) && t.size() <= 6)
+        d.hint = "registers start with '%' (e.g. %r1); other names must be declared variables, parameters or labels";
+    }
+  }
+}
+
+namespace {
+
+// The relaxed type-checking rules of the PTX ISA manual ("Operand Type Information",
+// "Relaxed type-checking rules" for ld/st/cvt), confirmed against ptxas:
+//   same size: .bN matches anything of N bits; .uN and .sN match each other; floats match floats.
+//   ld/st/cvt: the register may be wider than the instruction type when it is .bN, or an
+//              integer register for an integer/bit instruction type.
+bool compatible(std::string_view reg, std::string_view ins, bool relaxed) {
+  int rb = type_bits(reg), ib = type_bits(ins);
+  char rk = type_kind(reg), ik = type_kind(ins);
+  if (!rb || !ib || rk == 'o' || ik == 'o') return true;  // unknown: no alarm
+  if (rk == 'p' || ik == 'p') return rk == ik;
+  if (rb == ib) {
+    if (rk == 'b' || ik == 'b' || rk == ik) return true;
+    return (rk == 'u' || rk == 's') && (ik == 'u' || ik == 's');
+  }
+  if (relaxed && rb > ib) return rk == 'b' || ((rk == 'u' || rk == 's') && (ik == 'u' || ik == 's' || ik == 'b'));
+  if (relaxed && ib == 8 && rb == 16) return true;
+  return false;
+}
+
+struct Literal {
+  bool is_float = false;
+  bool is_hex_float = false;  // 0f / 0d bit patterns
+  bool negative = false;
+  bool fits64 = true;
+  uint64_t magnitude = 0;
+};
+
+std::optional<Literal> literal_of(const Expr& e) {
+  const Expr* x = &e;
+  Literal lit;
+  while (x->kind == Expr::Kind::unary && x->text == "-") lit.negative = !lit.negative, x = &x->args[0];
+  if (x->kind == Expr::Kind::floating) {
+    lit.is_float = true;
+    lit.is_hex_float = x->text.size() > 2 && x->text[0] == '0' && std::string_view("fFdD").find(x->text[1]) != std::string_view::npos;
+    return lit;
+  }
+  if (x->kind != Expr::Kind::integer) return std::nullopt;
+  std::string_view s = x->text;
+  if (!s.empty() && (s.back() == 'U' || s.back() == 'u')) s.remove_suffix(1);
+  int base = 10;
+  if (s.size() > 2 && (s[1] == 'x' || s[1] == 'X')) base = 16, s.remove_prefix(2);
+  else if (s.size() > 2 && (s[1] == 'b' || s[1] == 'B')) base = 2, s.remove_prefix(2);
+  else if (s.size() > 1 && s[0] == '0') base = 8, s.remove_prefix(1);
+  auto res = std::from_chars(s.data(), s.data() + s.size(), lit.magnitude, base);
+  lit.fits64 = res.ec == std::errc();
+  return lit;
+}
+
+bool fits(const Literal& lit, int bits) {
+  if (!lit.fits64) return false;
+  if (bits >= 64) return true;
+  uint64_t umax = (uint64_t{1} << bits) - 1;
+  if (!lit.negative) return lit.magnitude <= umax;
+  return lit.magnitude <= (uint64_t{1} << (bits - 1));
+}
+
+std::string_view widen(std::string_view t) {
+  static const std::pair<std::string_view, std::string_view> table[] = {
+      {".u16", ".u32"}, {".s16", ".s32"}, {".u32", ".u64"}, {".s32", ".s64"}, {".b16", ".b32"}, {".b32", ".b64"},
+      {".f32", ".f64"}};
+  for (auto& [a, b] : table)
+    if (a == t) return b;
+  return "";
+}
+
+struct OperandChecker {
+  CheckContext& ctx;
+  const Instruction& ins;
+  const Resolved& r;
+  std::string opname;
+
+  void error(const Operand& o, std::string msg, const char* id, std::string hint = {}) {
+    auto& d = ctx.diags.error(o.loc, std::move(msg), id);
+    d.length = static_cast<uint32_t>(std::max<size_t>(1, print(o).size()));
+    d.hint = std::move(hint);
+  }
+
+  const SymbolInfo* reg_of(const Operand& o, const Expr** name = nullptr) {
+    if (o.kind != Operand::Kind::expr || o.expr.kind != Expr::Kind::name) return nullptr;
+    if (name) *name = &o.expr;
+    const SymbolInfo* s = ctx.scopes.find(o.expr.text);
+    return s && s->kind == SymbolInfo::Kind::reg ? s : nullptr;
+  }
+
+  // One scalar operand against the expected type.
+  void check_typed(const Operand& o, std::string_view type, char kind, bool relaxed, int pos) {
+    if (o.kind == Operand::Kind::sink) return;
+    if (o.kind != Operand::Kind::expr) {
+      error(o, fmt::format("operand {} of '{}' must be a {} value, not {}", pos, opname, type,
+                           o.kind == Operand::Kind::address ? "a memory address" : "a list"), "operand-kind",
+            o.kind == Operand::Kind::address ? "only ld/st/atom/red and friends take [addresses]" : "");
+      return;
+    }
+    if (auto lit = literal_of(o.expr)) {
+      if (kind == 'd' || kind == 'r' || kind == 'w') {
+        error(o, fmt::format("operand {} of '{}' must be a register, not an immediate", pos, opname), "operand-kind");
+        return;
+      }
+      char tk = type_kind(type);
+      if (lit->is_float && (tk == 'u' || tk == 's')) {
+        error(o, fmt::format("floating-point literal used as a {} operand of '{}'", type, opname), "immediate-type",
+              "integer instructions take integer literals; use a .f32/.f64 instruction for float math");
+      } else if (lit->is_float && !lit->is_hex_float && tk == 'b') {
+        error(o, fmt::format("decimal floating-point literal used as a {} operand of '{}'", type, opname),
+              "immediate-type", "bit-typed operands take 0f/0d bit patterns, e.g. 0f3F800000 for 1.0");
+      } else if (!lit->is_float && tk == 'f') {
+        error(o, fmt::format("integer literal used as a {} operand of '{}'", type, opname), "immediate-type",
+              fmt::format("write a floating-point literal: {}.0 or its bit pattern (0f...)",
+                          lit->negative ? "-" + std::to_string(lit->magnitude) : std::to_string(lit->magnitude)));
+      } else if (!lit->is_float && (tk == 'u' || tk == 's' || tk == 'b') && !fits(*lit, type_bits(type)) &&
+                 ctx.want_warnings()) {
+        auto& d = ctx.diags.warning(o.loc, fmt::format("immediate {} does not fit in {} (ptxas truncates it silently)",
+                                                       print(o.expr), type), "immediate-range");
+        d.length = static_cast<uint32_t>(print(o.expr).size());
+      }
+      return;
+    }
+    const Expr* name = nullptr;
+    const SymbolInfo* s = reg_of(o, &name);
+    if (!s) {
+      if (o.expr.kind == Expr::Kind::name && is_special_register(o.expr.text) && (kind == 'a' || kind == 's')) {
+        std::string_view st = special_register_type(o.expr.text);
+        if (!compatible(st, type, relaxed))
+          error(o, fmt::format("'{}' is {}, but '{}' reads it as {}", o.expr.text, st, opname, type), "operand-type",
+                fmt::format("special registers are read with mov{} (then cvt to other widths)", st));
+      }
+      return;  // symbols, expressions, undeclared names (reported elsewhere)
+    }
+    if (s->vec) return;
+    if (!compatible(s->type, type, relaxed)) {
+      std::string why = type_bits(s->type) != type_bits(type)
+                            ? fmt::format("a {}-bit register where '{}' needs {} bits", type_bits(s->type), opname,
+                                          type_bits(type))
+                            : fmt::format("a {} register where '{}' needs {}", s->type, opname, type);
+      auto& d = ctx.diags.error(o.loc, fmt::format("operand {} '{}' is {}", pos, o.expr.text, why), "operand-type");
+      d.length = static_cast<uint32_t>(o.expr.text.size());
+      d.notes.push_back({s->loc, fmt::format("'{}' declared {} here", o.expr.text, s->type)});
+      if (type_bits(s->type) != type_bits(type))
+        d.hint = "convert with cvt first, or use a register of the right width";
+      else
+        d.hint = fmt::format("use a {} (or .b{}) register, or reinterpret with mov.b{}", type, type_bits(type),
+                             type_bits(type));
+    }
+  }
+
+  void check_pred(const Operand& o, int pos, bool allow_pair) {
+    if (o.kind == Operand::Kind::sink) return;
+    std::vector<const Expr*> names;
+    const Expr* e = &o.expr;
+    if (o.kind != Operand::Kind::expr) {
+      error(o, fmt::format("operand {} of '{}' must be a predicate register", pos, opname), "operand-kind");
+      return;
+    }
+    if (e->kind == Expr::Kind::unary && e->text == "!") e = &e->args[0];
+    if (allow_pair && e->kind == Expr::Kind::binary && e->text == "|") {
+      names.push_back(&e->args[0]);
+      names.push_back(&e->args[1]);
+    } else {
+      names.push_back(e);
+    }
+    for (const Expr* n : names) {
+      if (n->kind != Expr::Kind::name) {
+        if (literal_of(*n)) continue;  // selp/vote accept constant predicates in some forms
+        error(o, fmt::format("operand {} of '{}' must be a predicate register", pos, opname), "operand-kind");
+        return;
+      }
+      const SymbolInfo* s = ctx.scopes.find(n->text);
+      if (s && s->kind == SymbolInfo::Kind::reg && s->type != ".pred" && n->text != "_") {
+        auto& d = ctx.diags.error(n->loc, fmt::format("operand {} '{}' is {}, but '{}' needs a .pred register", pos,
+                                                      n->text, s->type, opname), "operand-type");
+        d.length = static_cast<uint32_t>(n->text.size());
+        d.notes.push_back({s->loc, "declared here"});
+      }
+    }
+  }
+
+  void check_vector_or_scalar(const Operand& o, std::string_view type, char kind, bool relaxed, int pos) {
+    uint32_t want = 0;
+    for (auto& m : ins.mods)
+      if (m == ".v2" || m == ".v4" || m == ".v8") want = static_cast<uint32_t>(m[2] - '0');
+    if (o.kind == Operand::Kind::vector) {
+      if (want == 0) {
+        if (r.family->name == "mov") return;  // mov packs and unpacks: mov.b64 %rd1, {%r1, %r2}
+        error(o, fmt::format("'{}' has no .v2/.v4 modifier but operand {} is a vector", opname, pos), "vector-width",
+              fmt::format("add .v{} to the instruction, or pass a single register", o.elems.size()));
+        return;
+      }
+      if (o.elems.size() != want) {
+        error(o, fmt::format("'{}' moves {} elements but operand {} lists {}", opname, want, pos, o.elems.size()),
+              "vector-width");
+        return;
+      }
+      for (auto& e : o.elems) check_typed(e, type, kind, relaxed, pos);
+      return;
+    }
+    if (want != 0 && o.kind == Operand::Kind::expr) {
+      const SymbolInfo* s = reg_of(o);
+      if (s && s->vec == want) return;  // a .v4 register
+      if (!s && !literal_of(o.expr)) return;
+      error(o, fmt::format("'{}' needs a {{...}} vector of {} registers as operand {}", opname, want, pos),
+            "vector-width");
+      return;
+    }
+    check_typed(o, type, kind, relaxed, pos);
+  }
+};
+
+}  // namespace
+
+void check_operands(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
+  const IsaFamily& f = *r.family;
+  if (f.operands == "*") return;
+  auto forms = operand_forms(f);
+  const std::vector<std::string_view>* form = nullptr;
+  size_t n = ins.operands.size();
+  std::vector<std::string> counts;
+  for (auto& fm : forms) {
+    size_t required = 0;
+    for (auto k : fm) required += k.back() != '?';
+    if (n >= required && n <= fm.size()) {
+      form = &fm;
+      break;
+    }
+    counts.push_back(required == fm.size() ? std::to_string(required) : fmt::format("{}-{}", required, fm.size()));
+  }
+  std::string opname = ins.full_opcode();
+  if (!form) {
+    std::string expect;
+    for (size_t i = 0; i < counts.size(); ++i) expect += (i ? (i + 1 == counts.size() ? " or " : ", ") : "") + counts[i];
+    auto& d = ctx.diags.error(ins.loc, fmt::format("'{}' takes {} operand{}, found {}", opname, expect,
+                                                   expect == "1" ? "" : "s", n), "operand-count");
+    d.length = static_cast<uint32_t>(opname.size());
+    d.hint = fmt::format("syntax: {}", manual_link(f.anchor));
+    return;
+  }
+  static const std::string_view kNeedType[] = {"add", "sub", "mul", "mad", "div", "rem", "abs", "neg", "min", "max",
+                                               "and", "or", "xor", "not", "shl", "shr", "mov", "ld", "st", "cvt",
+                                               "setp", "selp", "cvta", "atom", "red", "fma", "rcp", "sqrt"};
+  if (r.type.empty() && std::find(std::begin(kNeedType), std::end(kNeedType), f.name) != std::end(kNeedType)) {
+    auto& d = ctx.diags.error(ins.loc, fmt::format("'{}' needs a type such as .u32, .s32 or .f32", opname),
+                              "missing-type");
+    d.length = static_cast<uint32_t>(opname.size());
+    return;
+  }
+  OperandChecker c{ctx, ins, r, opname};
+  bool relaxed = f.name == "ld" || f.name == "st" || f.name == "ldu" || f.name == "cvt";
+  bool wide = ins.has_mod(".wide");
+  for (size_t i = 0; i < n; ++i) {
+    const Operand& o = ins.operands[i];
+    char k = (*form)[i][0];
+    int pos = static_cast<int>(i) + 1;
+    switch (k) {
+      case 'x': break;
+      case 'm':
+        if (o.kind != Operand::Kind::address)
+          c.error(o, fmt::format("operand {} of '{}' must be a memory address in brackets", pos, opname),
+                  "operand-kind", fmt::format("write [{}]", print(o)));
+        break;
+      case 'l':
+        if (o.kind != Operand::Kind::expr || o.expr.kind != Expr::Kind::name)
+          c.error(o, fmt::format("operand {} of '{}' must be a label", pos, opname), "operand-kind");
+        break;
+      case 'i':
+        if (o.kind != Operand::Kind::expr || !literal_of(o.expr) || literal_of(o.expr)->is_float) {
+          if (o.kind == Operand::Kind::expr && o.expr.kind != Expr::Kind::name) break;  // constant expression
+          c.error(o, fmt::format("operand {} of '{}' must be an integer constant", pos, opname), "operand-kind");
+        }
+        break;
+      case 'p': c.check_pred(o, pos, true); break;
+      case 'q': c.check_pred(o, pos, false); break;
+      case 'u': {
+        if (auto lit = o.kind == Operand::Kind::expr ? literal_of(o.expr) : std::nullopt) {
+          if (lit->is_float) c.error(o, fmt::format("operand {} of '{}' must be an integer", pos, opname), "immediate-type");
+          break;
+        }
+        const SymbolInfo* s = c.reg_of(o);
+        if (s && (type_bits(s->type) != 32 || type_kind(s->type) == 'f' || type_kind(s->type) == 'p')) {
+          auto& d = ctx.diags.error(o.loc, fmt::format("operand {} '{}' is {}, but '{}' needs a 32-bit integer there",
+                                                       pos, o.expr.text, s->type, opname), "operand-type");
+          d.length = static_cast<uint32_t>(o.expr.text.size());
+          d.notes.push_back({s->loc, "declared here"});
+        }
+        break;
+      }
+      case 'w':
+      case 'd':
+      case 'r':
+      case 'a':
+      case 's': {
+        std::string_view type = k == 's' ? (r.src_type.empty() ? r.type : r.src_type) : r.type;
+        if (type.empty()) break;
+        char kind = k;
+        if (k == 'w' || (k == 'd' && wide)) {
+          type = widen(type);
+          if (type.empty()) break;
+          kind = 'w';
+        }
+        if (f.name == "cvt" && k == 'd' && r.type.size() > 3 && ends_with(r.type, "x2")) break;  // packed results
+        bool data_operand = relaxed && (k == 'd' || (f.name == "st" && i == 1) || k == 's');
+        c.check_vector_or_scalar(o, type, kind, data_operand, pos);
+        break;
+      }
+      default: break;
+    }
+  }
+}
+
+}  // namespace ptxforge::ptx

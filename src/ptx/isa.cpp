@@ -1,0 +1,148 @@
+// Lookups over the instruction table: family by opcode and modifiers, type facts, modifier
+// patterns and operand forms.
+#include "ptx/isa.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "util/text.h"
+
+namespace ptxforge::ptx {
+
+std::string manual_link(std::string_view anchor) { return std::string(kManualBase) + "#" + std::string(anchor); }
+
+namespace {
+struct Index {
+  std::unordered_map<std::string_view, const IsaFamily*> by_name;
+  std::unordered_set<std::string_view> opcodes;
+  std::vector<std::string_view> opcode_list;
+  size_t max_parts = 1;
+};
+
+const Index& index() {
+  static const Index idx = [] {
+    Index i;
+    for (auto& f : isa_families()) {
+      i.by_name.emplace(f.name, &f);
+      std::string_view op = f.name.substr(0, f.name.find('.'));
+      if (i.opcodes.insert(op).second) i.opcode_list.push_back(op);
+      size_t parts = 1;
+      for (char c : f.name) parts += c == '.';
+      i.max_parts = std::max(i.max_parts, parts);
+    }
+    return i;
+  }();
+  return idx;
+}
+}  // namespace
+
+const IsaFamily* find_family(std::string_view opcode, const std::vector<std::string>& mods, size_t* consumed) {
+  const Index& idx = index();
+  // Longest first: "cp" + .async.bulk.tensor before "cp" + .async.
+  size_t max_mods = std::min(mods.size(), idx.max_parts - 1);
+  for (size_t n = max_mods + 1; n-- > 0;) {
+    std::string name(opcode);
+    for (size_t i = 0; i < n; ++i) name += mods[i];
+    auto it = idx.by_name.find(name);
+    if (it != idx.by_name.end()) {
+      if (consumed) *consumed = n;
+      return it->second;
+    }
+  }
+  // Modifiers may come in any order before the family's distinguishing word: "match.any.sync",
+  // "mbarrier.arrive.expect_tx", "ldmatrix.sync.aligned". Try opcode + any one later modifier.
+  for (size_t i = 1; i < mods.size(); ++i) {
+    auto it = idx.by_name.find(std::string(opcode) + mods[i]);
+    if (it != idx.by_name.end()) {
+      if (consumed) *consumed = 0;  // the modifier stays in place and is allowed by the family
+      return it->second;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<IsaRequirement> requirements_of(const Instruction& ins) {
+  std::vector<IsaRequirement> reqs;
+  size_t consumed = 0;
+  const IsaFamily* f = find_family(ins.opcode, ins.mods, &consumed);
+  if (!f) return reqs;
+  reqs.push_back({f->min_ptx, *Target::parse(f->min_target), std::string(f->name)});
+  for (auto& o : isa_overrides()) {
+    if (o.family != f->name) continue;
+    for (size_t i = consumed; i < ins.mods.size(); ++i)
+      if (ins.mods[i] == o.modifier) {
+        reqs.push_back({o.min_ptx, *Target::parse(o.min_target), std::string(f->name) + std::string(o.modifier)});
+        break;
+      }
+  }
+  return reqs;
+}
+
+bool is_known_opcode(std::string_view opcode) { return index().opcodes.count(opcode) > 0; }
+
+std::vector<std::string_view> all_opcodes() { return index().opcode_list; }
+
+namespace {
+struct TypeInfo {
+  int bits;
+  char kind;
+};
+const std::unordered_map<std::string_view, TypeInfo>& type_table() {
+  static const std::unordered_map<std::string_view, TypeInfo> t = {
+      {".pred", {1, 'p'}},    {".b8", {8, 'b'}},      {".b16", {16, 'b'}},     {".b32", {32, 'b'}},
+      {".b64", {64, 'b'}},    {".b128", {128, 'b'}},  {".u8", {8, 'u'}},       {".u16", {16, 'u'}},
+      {".u32", {32, 'u'}},    {".u64", {64, 'u'}},    {".s8", {8, 's'}},       {".s16", {16, 's'}},
+      {".s32", {32, 's'}},    {".s64", {64, 's'}},    {".f16", {16, 'f'}},     {".f16x2", {32, 'f'}},
+      {".f32", {32, 'f'}},    {".f64", {64, 'f'}},    {".bf16", {16, 'f'}},    {".bf16x2", {32, 'f'}},
+      {".f32x2", {64, 'f'}},  {".tf32", {32, 'f'}},   {".u16x2", {32, 'u'}},   {".s16x2", {32, 's'}},
+      {".e4m3", {8, 'f'}},    {".e5m2", {8, 'f'}},    {".e4m3x2", {16, 'f'}},  {".e5m2x2", {16, 'f'}},
+      {".e2m1x2", {8, 'f'}},  {".e2m3x2", {16, 'f'}}, {".e3m2x2", {16, 'f'}},  {".ue8m0x2", {16, 'f'}},
+      {".e4m3x4", {32, 'f'}}, {".e5m2x4", {32, 'f'}}, {".e2m1x4", {16, 'f'}},  {".e2m3x4", {32, 'f'}},
+      {".e3m2x4", {32, 'f'}}, {".s2f6x2", {16, 'f'}}, {".u2", {2, 'u'}},       {".s2", {2, 's'}},
+      {".u4", {4, 'u'}},      {".s4", {4, 's'}},      {".b1", {1, 'b'}},       {".e3m2", {8, 'f'}},
+      {".e2m3", {8, 'f'}},    {".e2m1", {4, 'f'}},    {".texref", {64, 'o'}},  {".samplerref", {64, 'o'}},
+      {".surfref", {64, 'o'}},
+  };
+  return t;
+}
+}  // namespace
+
+bool is_type_name(std::string_view mod) { return type_table().count(mod) > 0; }
+
+int type_bits(std::string_view type) {
+  auto it = type_table().find(type);
+  return it == type_table().end() ? 0 : it->second.bits;
+}
+
+char type_kind(std::string_view type) {
+  auto it = type_table().find(type);
+  return it == type_table().end() ? 0 : it->second.kind;
+}
+
+bool family_allows_modifier(const IsaFamily& f, std::string_view mod) {
+  if (f.modifiers == "*") return true;
+  for (auto allowed : split(f.types, ' '))
+    if (allowed == mod) return true;
+  for (auto allowed : split(f.modifiers, ' ')) {
+    if (allowed.empty()) continue;
+    if (allowed.back() == '*') {
+      if (starts_with(mod, allowed.substr(0, allowed.size() - 1))) return true;
+    } else if (allowed == mod) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<std::vector<std::string_view>> operand_forms(const IsaFamily& f) {
+  std::vector<std::vector<std::string_view>> forms;
+  for (auto form : split(f.operands, '|')) {
+    std::vector<std::string_view> kinds;
+    if (!form.empty())
+      for (auto k : split(form, ',')) kinds.push_back(k);
+    forms.push_back(std::move(kinds));
+  }
+  return forms;
+}
+
+}  // namespace ptxforge::ptx

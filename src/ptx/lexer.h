@@ -1,0 +1,64 @@
+// The PTX lexer: turns source text into tokens on demand (a 100 MB module never becomes a
+// token vector). Text-level mistakes that models make — Markdown fences and prose left in the
+// file, stray non-ASCII bytes, unterminated strings and comments — are reported here, once per
+// line, and the offending text is skipped so the parser sees the PTX around it.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "util/diagnostic.h"
+
+namespace ptxforge::ptx {
+
+enum class Tok : uint8_t {
+  eof,
+  ident,      // add, %r1, $L__BB0_1, _Z3fooPf, %tid
+  directive,  // .reg, .global, .u32, .shared::cta (also every opcode modifier)
+  integer,    // 42, 0x2A, 052, 0b101, 42U
+  floating,   // 1.5, 1e-3, 0f3F800000, 0d3FF0000000000000
+  string,     // "text" (quotes included)
+  punct,      // , ; : { } [ ] ( ) < > + - * / % ! ~ & | ^ = ? @ << >> && || == != <= >=
+  raw,        // an @@DWARF line, kept verbatim
+  bad,        // a byte sequence that is not PTX (already reported)
+};
+
+struct Token {
+  Tok kind = Tok::eof;
+  std::string_view text;
+  SourceLoc loc;
+  bool is(char c) const { return kind == Tok::punct && text.size() == 1 && text[0] == c; }
+  bool is(std::string_view p) const { return kind == Tok::punct && text == p; }
+  bool is_dir(std::string_view d) const { return kind == Tok::directive && text == d; }
+};
+
+class Lexer {
+ public:
+  Lexer(std::string_view text, Diagnostics& diags);
+  Token next();
+  size_t offset() const { return pos_; }
+
+ private:
+  void skip_space_and_comments();
+  bool at_line_start() const;
+  bool skip_text_line_if_not_ptx();  // fences and prose
+  Token make(Tok kind, size_t start, SourceLoc loc);
+  Token lex_number(size_t start, SourceLoc loc);
+  void advance(size_t n);
+  SourceLoc here() const { return SourceLoc{line_, col_}; }
+  void report(SourceLoc loc, uint32_t len, std::string msg, std::string id, std::string hint = {});
+
+  std::string_view src_;
+  Diagnostics& diags_;
+  size_t pos_ = 0;
+  uint32_t line_ = 1, col_ = 1;
+  uint32_t last_reported_line_ = 0;
+  size_t reported_ = 0;
+};
+
+// Identifier characters per the PTX ISA ("followsym": [a-zA-Z0-9_$]).
+inline bool is_ident_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$';
+}
+
+}  // namespace ptxforge::ptx

@@ -1,0 +1,84 @@
+#include "ptx/symbols.h"
+
+#include <unordered_set>
+
+namespace ptxforge::ptx {
+
+const SymbolInfo* Scope::add(const std::string& name, SymbolInfo info) {
+  auto [it, inserted] = names_.emplace(name, info);
+  if (!inserted) return &it->second;
+  for (auto& r : ranges_)
+    if (name.size() > r.prefix.size() && name.compare(0, r.prefix.size(), r.prefix) == 0) {
+      std::string_view digits(name.data() + r.prefix.size(), name.size() - r.prefix.size());
+      if (digits.find_first_not_of("0123456789") == std::string_view::npos && std::stoull(std::string(digits)) < r.count)
+        return &r.info;
+    }
+  return nullptr;
+}
+
+void Scope::add_range(const std::string& prefix, uint32_t count, SymbolInfo info) {
+  ranges_.push_back({prefix, count, info});
+}
+
+const SymbolInfo* Scope::find(std::string_view name) const {
+  auto it = names_.find(std::string(name));
+  if (it != names_.end()) return &it->second;
+  if (ranges_.empty()) return nullptr;
+  size_t digits_at = name.size();
+  while (digits_at > 0 && name[digits_at - 1] >= '0' && name[digits_at - 1] <= '9') --digits_at;
+  if (digits_at == name.size()) return nullptr;
+  std::string_view prefix = name.substr(0, digits_at);
+  std::string_view digits = name.substr(digits_at);
+  if (digits.size() > 1 && digits[0] == '0') return nullptr;  // %r01 is not in %r<N>
+  if (digits.size() > 9) return nullptr;
+  uint64_t idx = std::stoull(std::string(digits));
+  for (auto& r : ranges_)
+    if (r.prefix == prefix && idx < r.count) return &r.info;
+  return nullptr;
+}
+
+const SymbolInfo* ScopeStack::find(std::string_view name) const {
+  for (size_t i = scopes_.size(); i-- > 0;)
+    if (auto* s = scopes_[i].find(name)) return s;
+  return nullptr;
+}
+
+namespace {
+std::string_view base_of(std::string_view name) {
+  size_t dot = name.find('.');
+  return dot == std::string_view::npos ? name : name.substr(0, dot);
+}
+}  // namespace
+
+std::string_view special_register_type(std::string_view name) {
+  static const std::unordered_set<std::string_view> u32 = {
+      "%tid", "%ntid", "%laneid", "%warpid", "%nwarpid", "%ctaid", "%nctaid", "%smid", "%nsmid", "%lanemask_eq",
+      "%lanemask_le", "%lanemask_lt", "%lanemask_ge", "%lanemask_gt", "%clock", "%clock_hi", "%total_smem_size",
+      "%aggr_smem_size", "%dynamic_smem_size", "%clusterid", "%nclusterid", "%cluster_ctaid", "%cluster_nctaid",
+      "%cluster_ctarank", "%cluster_nctarank", "%globaltimer_lo", "%globaltimer_hi", "%reserved_smem_offset_begin",
+      "%reserved_smem_offset_end", "%reserved_smem_offset_cap", "%reserved_smem_offset_0",
+      "%reserved_smem_offset_1", "%pm0", "%pm1", "%pm2", "%pm3", "%pm4", "%pm5", "%pm6", "%pm7"};
+  static const std::unordered_set<std::string_view> u64 = {
+      "%clock64", "%gridid", "%globaltimer", "%pm0_64", "%pm1_64", "%pm2_64", "%pm3_64", "%pm4_64", "%pm5_64",
+      "%pm6_64", "%pm7_64", "%current_graph_exec"};
+  std::string_view b = base_of(name);
+  if (u32.count(b)) return ".u32";
+  if (u64.count(b)) return ".u64";
+  if (b == "%is_explicit_cluster") return ".pred";
+  if (b.substr(0, 7) == "%envreg") return ".b32";
+  if (b == "WARP_SZ") return ".u32";
+  return "";
+}
+
+bool is_special_register(std::string_view name) { return !special_register_type(name).empty(); }
+
+bool is_x86_register(std::string_view name) {
+  static const std::unordered_set<std::string_view> names = {
+      "%rax", "%rbx", "%rcx", "%rdx", "%rsi", "%rdi", "%rsp", "%rbp", "%rip", "%eax", "%ebx", "%ecx",
+      "%edx", "%esi", "%edi", "%esp", "%ebp", "%ax",  "%bx",  "%cx",  "%dx",  "%al",  "%ah",  "%bl",
+      "%cl",  "%dl",  "%r8d", "%r9d", "%r10d", "%r11d", "%r12d", "%r13d", "%r14d", "%r15d"};
+  if (names.count(name)) return true;
+  return name.substr(0, 4) == "%xmm" || name.substr(0, 4) == "%ymm" || name.substr(0, 4) == "%zmm";
+}
+
+}  // namespace ptxforge::ptx

@@ -1,0 +1,64 @@
+// What a name refers to while the validator walks a module: module variables and functions,
+// a function's parameters and labels, and the registers and locals of each nested block,
+// including `%r<N>` ranges. Lookups go from the innermost block outwards.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "ptx/ast.h"
+
+namespace ptxforge::ptx {
+
+struct SymbolInfo {
+  enum class Kind : uint8_t { reg, variable, param, function, label, prototype };
+  Kind kind = Kind::reg;
+  const VarDecl* decl = nullptr;   // reg / variable / param
+  const Function* fn = nullptr;    // function
+  std::string_view space;          // .reg .global .shared .param ...
+  std::string_view type;           // .b32 ...
+  uint32_t vec = 0;
+  SourceLoc loc;
+};
+
+class Scope {
+ public:
+  // Adds a name; returns the earlier declaration when the name is already in this scope.
+  const SymbolInfo* add(const std::string& name, SymbolInfo info);
+  void add_range(const std::string& prefix, uint32_t count, SymbolInfo info);
+  const SymbolInfo* find(std::string_view name) const;
+
+ private:
+  std::unordered_map<std::string, SymbolInfo> names_;
+  struct Range {
+    std::string prefix;
+    uint32_t count;
+    SymbolInfo info;
+  };
+  std::vector<Range> ranges_;
+};
+
+class ScopeStack {
+ public:
+  void push() { scopes_.emplace_back(); }
+  void pop() { scopes_.pop_back(); }
+  Scope& top() { return scopes_.back(); }
+  Scope& module() { return scopes_.front(); }
+  const SymbolInfo* find(std::string_view name) const;
+  size_t depth() const { return scopes_.size(); }
+
+ private:
+  std::vector<Scope> scopes_;
+};
+
+// %tid, %ctaid.x, %clock64, WARP_SZ ... (components included).
+bool is_special_register(std::string_view name);
+// The type of a special register read by mov (".u32", ".u64"), or "" when unknown.
+std::string_view special_register_type(std::string_view name);
+// %rax, %eax, %rsp ...: names a model borrows from x86 assembly.
+bool is_x86_register(std::string_view name);
+
+}  // namespace ptxforge::ptx

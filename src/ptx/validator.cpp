@@ -1,0 +1,52 @@
+// The validator's walk: module header, then each function with its scopes, handing every
+// declaration and instruction to the checks.
+#include "ptx/validator.h"
+
+#include "ptx/check_context.h"
+
+namespace ptxforge::ptx {
+
+namespace {
+
+void walk_block(CheckContext& ctx, const Block& b) {
+  ctx.scopes.push();
+  for (auto& s : b.stmts) {
+    if (auto* d = std::get_if<VarDecl>(&s.node)) {
+      declare(ctx, *d);
+    } else if (auto* ins = std::get_if<Instruction>(&s.node)) {
+      check_instruction(ctx, *ins);
+    } else if (auto* inner = std::get_if<Block>(&s.node)) {
+      walk_block(ctx, *inner);
+    } else if (auto* dir = std::get_if<Directive>(&s.node)) {
+      if (dir->name == ".branchtargets") check_branch_targets_directive(ctx, *dir);
+    }
+  }
+  ctx.scopes.pop();
+}
+
+void walk_function(CheckContext& ctx, const Function& f) {
+  ctx.fn = &f;
+  collect_labels(ctx, f);
+  ctx.scopes.push();
+  for (auto& p : f.rets) declare(ctx, p);
+  for (auto& p : f.params) declare(ctx, p);
+  walk_block(ctx, *f.body);
+  ctx.scopes.pop();
+  if (ctx.want_warnings()) check_function_pitfalls(ctx, f);
+  ctx.fn = nullptr;
+}
+
+}  // namespace
+
+void validate(const Module& m, Diagnostics& diags, const ValidateOptions& opts) {
+  CheckContext ctx{m, diags, opts, {}, {}, nullptr, {}, {}};
+  check_module_header(ctx);
+  ctx.scopes.push();  // module scope
+  declare_functions(ctx);
+  for (auto& it : m.items) {
+    if (auto* d = std::get_if<VarDecl>(&it.node)) declare(ctx, *d);
+    if (auto* f = std::get_if<Function>(&it.node); f && f->body) walk_function(ctx, *f);
+  }
+}
+
+}  // namespace ptxforge::ptx

@@ -1,0 +1,54 @@
+#include "util/paths.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+namespace ptxforge {
+
+namespace fs = std::filesystem;
+
+std::string executable_path() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : p.string();
+}
+
+std::optional<std::string> data_dir() {
+  if (const char* env = std::getenv("PTXFORGE_DATA_DIR"); env && *env) return std::string(env);
+  fs::path exe = executable_path();
+  if (exe.empty()) return std::nullopt;
+  std::error_code ec;
+  // Installed: <prefix>/bin/ptxforge next to <prefix>/share/ptxforge.
+  fs::path installed = exe.parent_path().parent_path() / PTXFORGE_DATA_SUBDIR;
+  if (fs::is_directory(installed, ec)) return installed.string();
+  // In a build tree: walk up to the source tree that holds examples/.
+  for (fs::path dir = exe.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path())
+    if (fs::is_directory(dir / "examples", ec) && fs::exists(dir / "CMakeLists.txt", ec)) return dir.string();
+  return std::nullopt;
+}
+
+std::string cuda_home() {
+  for (const char* var : {"PTXFORGE_CUDA_HOME", "CUDA_HOME", "CUDA_PATH"})
+    if (const char* v = std::getenv(var); v && *v) return v;
+  return PTXFORGE_DEFAULT_CUDA_HOME;
+}
+
+std::optional<std::string> find_cuda_tool(const std::string& name) {
+  fs::path p = fs::path(cuda_home()) / "bin" / name;
+  if (access(p.c_str(), X_OK) == 0) return p.string();
+  const char* path = std::getenv("PATH");
+  if (!path) return std::nullopt;
+  std::stringstream ss(path);
+  std::string dir;
+  while (std::getline(ss, dir, ':')) {
+    if (dir.empty()) continue;
+    fs::path q = fs::path(dir) / name;
+    if (access(q.c_str(), X_OK) == 0) return q.string();
+  }
+  return std::nullopt;
+}
+
+}  // namespace ptxforge

@@ -1,0 +1,18 @@
+// Where things are at run time: the running binary, the installed data directory (found
+// relative to the binary, so an installed ptxforge runs from any directory), and the CUDA
+// toolkit (PTXFORGE_CUDA_HOME, CUDA_HOME, then the configured default, then PATH).
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace ptxforge {
+
+std::string executable_path();
+// <prefix>/share/ptxforge when installed; the source tree when run from a build directory.
+std::optional<std::string> data_dir();
+std::string cuda_home();
+// A CUDA tool by name ("ptxas"): <cuda_home>/bin/<name>, else PATH; nullopt if neither.
+std::optional<std::string> find_cuda_tool(const std::string& name);
+
+}  // namespace ptxforge

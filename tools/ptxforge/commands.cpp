@@ -1,0 +1,31 @@
+#include "commands.h"
+
+#include <unistd.h>
+
+#include <iostream>
+#include <iterator>
+
+#include "util/text.h"
+
+namespace ptxforge::cli {
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table = {
+      {"check", "parse and validate PTX; with --ptxas also assemble and compare verdicts", cmd_check},
+      {"assemble", "assemble PTX with ptxas or nvJitLink: errors, resources, cubin", cmd_assemble},
+      {"fmt", "print canonical PTX; retarget, change .version, or add a missing header", cmd_fmt},
+  };
+  return table;
+}
+
+Result<std::string> read_input(const std::string& path) {
+  if (path == "-") {
+    std::string s((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    return s;
+  }
+  return read_file(path);
+}
+
+bool stdout_is_tty() { return isatty(1) == 1; }
+
+}  // namespace ptxforge::cli

@@ -1,0 +1,36 @@
+// The subcommand table of the ptxforge CLI, and helpers the commands share.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/result.h"
+
+namespace ptxforge::cli {
+
+// Exit codes: the input is fine / the input has errors / usage or environment problem.
+constexpr int kExitOk = 0;
+constexpr int kExitInputErrors = 1;
+constexpr int kExitUsage = 2;
+
+struct Command {
+  std::string_view name;
+  std::string_view summary;
+  int (*run)(const std::vector<std::string>& args);  // args after the subcommand name
+};
+
+const std::vector<Command>& commands();
+
+int cmd_check(const std::vector<std::string>& args);
+int cmd_assemble(const std::vector<std::string>& args);
+int cmd_fmt(const std::vector<std::string>& args);
+
+// Reads a PTX file, or stdin for "-".
+Result<std::string> read_input(const std::string& path);
+bool stdout_is_tty();
+// Runs a CLI11 app over args; returns -1 to continue, else the exit code (help, usage error).
+template <typename App>
+int parse_args(App& app, const std::vector<std::string>& args);
+
+}  // namespace ptxforge::cli
