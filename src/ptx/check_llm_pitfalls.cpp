@@ -5,6 +5,7 @@
 //   setmaxnreg-no-cap  setmaxnreg in an entry without .maxnreg: ptxas drops it (C7508)
 //   divergent-barrier  bar.sync or an .aligned instruction under a guard that depends on
 //                      the thread index
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -33,6 +34,14 @@ bool first_operand_is_dest(const Instruction& ins, const Resolved& r) {
 
 void names_in(const Operand& o, std::vector<const Expr*>& out) { collect_names(o, out); }
 
+bool in_range(const std::string& n, const std::string& prefix, uint32_t count) {
+  if (n.size() <= prefix.size() || n.compare(0, prefix.size(), prefix) != 0) return false;
+  std::string digits = n.substr(prefix.size());
+  if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) return false;
+  if (digits.size() > 1 && digits[0] == '0') return false;
+  return std::stoul(digits) < count;
+}
+
 bool is_reg_name(const CheckContext& ctx, const std::string& n) {
   if (n.empty() || n[0] != '%' || is_special_register(n)) return false;
   const SymbolInfo* s = ctx.scopes.find(n);
@@ -45,10 +54,23 @@ struct FunctionWalk {
   std::vector<const Instruction*> instrs;
   bool has_unknown = false;
   bool has_backward_branch = false;
+  std::unordered_set<std::string> declared_regs;
+  std::vector<std::pair<std::string, uint32_t>> declared_ranges;
+
+  void declare(const VarDecl& d) {
+    if (d.space != ".reg") return;
+    for (auto& n : d.names) {
+      if (n.range) declared_ranges.emplace_back(n.name, *n.range);
+      else declared_regs.insert(n.name);
+    }
+  }
 
   void collect() {
     std::unordered_set<std::string> seen_labels;
+    for (auto& p : f.params) declare(p);
+    for (auto& p : f.rets) declare(p);
     for_each_statement(*f.body, [&](const Statement& s) {
+      if (auto* d = std::get_if<VarDecl>(&s.node)) declare(*d);
       if (auto* l = std::get_if<Label>(&s.node)) seen_labels.insert(l->name);
       if (auto* ins = std::get_if<Instruction>(&s.node)) {
         instrs.push_back(ins);
@@ -106,15 +128,16 @@ void check_uninitialized(CheckContext& ctx, FunctionWalk& w) {
       names_in(ins.operands[k], ns);
       for (auto* n : ns) reads.push_back({n, i + 1});
     }
-    if (ins.guard) {
-      static thread_local std::vector<Expr> guards;  // stable storage is not needed: report by location
-      (void)guards;
-    }
   }
+  // Undeclared registers already have an error; only declared ones are judged here.
+  auto declared = [&](const std::string& n) {
+    return w.declared_regs.count(n) > 0 || std::any_of(w.declared_ranges.begin(), w.declared_ranges.end(),
+                                                        [&](auto& r) { return in_range(n, r.first, r.second); });
+  };
   std::unordered_set<std::string> reported;
   for (auto& rd : reads) {
     const std::string& n = rd.name->text;
-    if (!is_reg_name(ctx, n) || reported.count(n)) continue;
+    if (!is_reg_name(ctx, n) || reported.count(n) || !declared(n)) continue;
     auto it = first_write.find(n);
     if (it == first_write.end()) {
       reported.insert(n);
@@ -192,8 +215,9 @@ void check_cvta_and_barriers(CheckContext& ctx, FunctionWalk& w) {
         else thread_dep.erase(d->text);
       }
     // Global accesses through an unconverted parameter pointer.
+    // ld.global.nc is exempt: __ldg() emits it on generic pointers, so nvcc's own output has it.
     bool global_access = (fam == "ld" || fam == "st" || fam == "atom" || fam == "red" || fam == "ldu") &&
-                         ins.has_mod(".global");
+                         ins.has_mod(".global") && !ins.has_mod(".nc");
     if (global_access && ctx.want_warnings()) {
       for (auto& o : ins.operands) {
         if (o.kind != Operand::Kind::address) continue;

@@ -41,8 +41,11 @@ void report_undeclared_reg(CheckContext& ctx, const Expr& n) {
   d.length = static_cast<uint32_t>(n.text.size());
   size_t digits = n.text.find_first_of("0123456789");
   std::string prefix = n.text.substr(0, digits);
+  // The conventional type for nvcc's register prefixes.
+  std::string type = prefix == "%rd" ? ".b64" : prefix == "%p" ? ".pred" : prefix == "%f" ? ".f32"
+                     : prefix == "%fd" ? ".f64" : (prefix == "%rs" || prefix == "%h") ? ".b16" : ".b32";
   if (digits != std::string::npos && digits > 1)
-    d.hint = fmt::format("declare it, e.g. '.reg .b32 {}<{}>;' (a range declares {}0 .. {}{})", prefix,
+    d.hint = fmt::format("declare it, e.g. '.reg {} {}<{}>;' (a range declares {}0 .. {}{})", type, prefix,
                          std::atoi(n.text.c_str() + digits) + 1, prefix, prefix, std::atoi(n.text.c_str() + digits));
   else
     d.hint = fmt::format("declare it with '.reg .<type> {};'", n.text);

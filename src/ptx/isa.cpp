@@ -121,6 +121,9 @@ char type_kind(std::string_view type) {
 
 bool family_allows_modifier(const IsaFamily& f, std::string_view mod) {
   if (f.modifiers == "*") return true;
+  // A word of the family's own name may also stand later: match.any.sync is family match.sync.
+  for (auto word : split(f.name, '.'))
+    if (mod.size() == word.size() + 1 && mod.substr(1) == word) return true;
   for (auto allowed : split(f.types, ' '))
     if (allowed == mod) return true;
   for (auto allowed : split(f.modifiers, ' ')) {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "ptx/isa.h"
 #include "ptx/lexer.h"
 
 namespace ptxforge::ptx {
@@ -618,7 +619,12 @@ Instruction Parser::parse_instruction(std::optional<Guard> guard) {
   ins.loc = op.loc;
   while (peek().kind == Tok::directive) ins.mods.emplace_back(take().text);
   bool in_call = ins.opcode == "call";
-  if (!peek().is(';') && !peek().is('}') && !at_eof()) {
+  // "ret\n exit;": an operand on a later line that looks like the next statement means the
+  // ';' is missing, not that the next word is an operand.
+  const Token& first = peek();
+  bool next_statement = first.loc.line > op.loc.line &&
+                        (first.is('@') || (first.kind == Tok::ident && (peek(1).is(':') || is_known_opcode(first.text))));
+  if (!next_statement && !peek().is(';') && !peek().is('}') && !at_eof()) {
     while (true) {
       SourceLoc before = peek().loc;
       try {
@@ -673,7 +679,7 @@ Operand Parser::parse_operand(bool in_call, int depth) {
     parse_list(']', Operand::Kind::address, "an address operand");
   } else if (t.is('(') && in_call) {
     parse_list(')', Operand::Kind::list, "a call argument list");
-  } else if (t.kind == Tok::ident && t.text == "_") {
+  } else if (t.kind == Tok::ident && t.text == "_" && !peek(1).is('|')) {
     take();
     o.kind = Operand::Kind::sink;
   } else {

@@ -77,6 +77,11 @@ void print_directive(std::string& out, const Directive& d, const std::string& in
     return;
   }
   out += indent + d.name;
+  if (d.name == ".target") {
+    for (size_t i = 0; i < d.args.size(); ++i) out += (i ? ", " : " ") + d.args[i];
+    out += '\n';
+    return;
+  }
   if (!d.args.empty()) {
     out += ' ';
     print_words(out, d.args);

@@ -121,10 +121,7 @@ bool rewrite_header(Module& m, const HeaderChange& change, Diagnostics& diags) {
     if (had_target) {
       // Keep options such as "debug" or texmode_* that follow the architecture.
       auto names = m.target_names();
-      for (size_t i = 1; i < names.size(); ++i) {
-        args.push_back(",");
-        args.push_back(names[i]);
-      }
+      for (size_t i = 1; i < names.size(); ++i) args.push_back(names[i]);
     }
     set_directive(m, ".target", std::move(args));
   }

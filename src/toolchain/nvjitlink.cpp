@@ -22,7 +22,7 @@ using CompleteFn = int (*)(Handle);
 using SizeFn = int (*)(Handle, size_t*);
 using GetFn = int (*)(Handle, char*);
 using DestroyFn = int (*)(Handle*);
-constexpr int kInputPtx = 1;  // NVJITLINK_INPUT_PTX
+constexpr int kInputPtx = 2;  // NVJITLINK_INPUT_PTX (NONE = 0, CUBIN = 1, PTX = 2)
 
 struct NvJitLink {
   CreateFn create = nullptr;

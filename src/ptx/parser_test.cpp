@@ -1,0 +1,162 @@
+#include "ptx/parser.h"
+
+#include <gtest/gtest.h>
+
+#include "ptx/printer.h"
+
+namespace ptxforge::ptx {
+namespace {
+
+Module parse_ok(const std::string& text) {
+  Diagnostics d;
+  Module m = parse(text, d);
+  EXPECT_TRUE(d.empty()) << render_text(d, SourceText("t.ptx", text));
+  return m;
+}
+
+void expect_round_trip(const std::string& text) {
+  Module m = parse_ok(text);
+  std::string printed = print(m);
+  Diagnostics d;
+  Module again = parse(printed, d);
+  EXPECT_TRUE(d.empty()) << printed;
+  EXPECT_EQ(again, m) << printed;
+  EXPECT_EQ(print(again), printed);  // printing is a fixed point
+}
+
+const char* kFull = R"(
+.version 8.0
+.target sm_90a, debug
+.address_size 64
+.file 1 "k.cu", 1700000000, 1234
+.extern .shared .align 16 .b8 dyn[];
+.global .align 4 .u32 table[4] = {1, 2, 3, 4};
+.const .f32 pi = 0f40490FDB;
+.global .u64 gp = generic(table)+4;
+.weak .global .align 8 .b8 w[16];
+.extern .func (.param .b32 r) ext(.param .b32 a);
+.func (.param .b32 ret0) f(.param .b32 a, .param .align 8 .b8 s[16])
+.noreturn
+{
+  ret;
+}
+.visible .entry k(.param .u64 .ptr .global .align 16 p, .param .align 64 .b8 tmap[128])
+.maxntid 128, 1, 1
+.minnctapersm 1
+.reqnctapercluster 2, 1, 1
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<4>;
+  .reg .v4 .f32 %v;
+  .local .align 8 .b8 depot[32];
+  .loc 1 10 5
+  .loc 1 11 2, function_name $L__info, inlined_at 1 20 3
+  ld.param.u64 %rd1, [p];
+  mov.u32 %r1, %tid.x;
+  setp.lt.u32 %p1|%p2, %r1, 32;
+  @!%p1 bra $L__done;
+  { .reg .b32 t; mov.b32 t, 0f3F800000; }
+  ld.global.v4.f32 {%r1, %r2, _, %r4}, [%rd1+-16];
+  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [dyn], [tmap, {%r1, %r2}], [dyn+8];
+  add.s32 %r3, %r1, (1<<4)+2*3;
+  ts: .branchtargets $L__done, $L__other;
+  brx.idx %r1, ts;
+$L__other:
+  call.uni (%r5), f, (%r1, %rd1);
+  .pragma "nounroll";
+$L__done:
+  ret;
+}
+.section .debug_abbrev
+{
+  .b8 1, 17, 1
+  .b32 .debug_info
+}
+)";
+
+TEST(Parser, ParsesTheWholeLanguageSample) {
+  Module m = parse_ok(kFull);
+  EXPECT_EQ(m.version_text(), "8.0");
+  EXPECT_EQ(m.target_names(), (std::vector<std::string>{"sm_90a", "debug"}));
+  int functions = 0;
+  for (auto& it : m.items)
+    if (std::holds_alternative<Function>(it.node)) ++functions;
+  EXPECT_EQ(functions, 3);
+}
+
+TEST(Parser, RoundTripsTheWholeLanguageSample) { expect_round_trip(kFull); }
+
+TEST(Parser, KeepsStructureOfOperands) {
+  Module m = parse_ok(".version 8.0\n.target sm_90\n.entry k(){ .reg .b32 %r<2>; ld.shared.v2.u32 {%r0, %r1}, [sym+8]; }");
+  auto& f = std::get<Function>(m.items.back().node);
+  auto& ins = std::get<Instruction>(f.body->stmts[1].node);
+  EXPECT_EQ(ins.opcode, "ld");
+  EXPECT_EQ(ins.mods, (std::vector<std::string>{".shared", ".v2", ".u32"}));
+  ASSERT_EQ(ins.operands.size(), 2u);
+  EXPECT_EQ(ins.operands[0].kind, Operand::Kind::vector);
+  EXPECT_EQ(ins.operands[1].kind, Operand::Kind::address);
+  EXPECT_EQ(print(ins.operands[1]), "[sym+8]");
+  auto& decl = std::get<VarDecl>(f.body->stmts[0].node);
+  EXPECT_EQ(decl.names[0].range, 2u);
+}
+
+TEST(Parser, CollectsEveryErrorAndResynchronises) {
+  Diagnostics d;
+  parse(".version 8.0\n.target sm_90\n.entry k(){\n add.s32 %r1 %r2;\n mov.u32 %r1, ;\n ret;\n}\n", d);
+  ASSERT_EQ(d.error_count(), 2u);
+  EXPECT_EQ(d.list()[0].loc.line, 4u);
+  EXPECT_EQ(d.list()[1].loc.line, 5u);
+}
+
+TEST(Parser, MissingSemicolonPointsAtThePreviousLine) {
+  Diagnostics d;
+  parse(".version 8.0\n.target sm_90\n.entry k(){\n ret\n exit;\n}\n", d);
+  ASSERT_EQ(d.error_count(), 1u);
+  EXPECT_EQ(d.list()[0].loc.line, 4u);
+  EXPECT_EQ(d.list()[0].loc.col, 5u);
+  ASSERT_TRUE(d.list()[0].fixit);
+  EXPECT_EQ(d.list()[0].fixit->replacement, ";");
+}
+
+TEST(Parser, InstructionAtModuleLevelHasAHint) {
+  Diagnostics d;
+  parse("add.s32 %r1, %r2, %r3;", d);
+  ASSERT_EQ(d.error_count(), 1u);
+  EXPECT_NE(d.list()[0].hint.find("inside an .entry"), std::string::npos);
+}
+
+TEST(Parser, EmptyInputIsAnEmptyModule) {
+  Diagnostics d;
+  Module m = parse("", d);
+  EXPECT_TRUE(d.empty());
+  EXPECT_TRUE(m.items.empty());
+}
+
+TEST(Parser, DeepBracesAreRefusedWithoutCrashing) {
+  std::string text = ".version 8.0\n.target sm_90\n.entry k()" + std::string(10000, '{') + std::string(10000, '}');
+  Diagnostics d;
+  parse(text, d);
+  ASSERT_GE(d.error_count(), 1u);
+  EXPECT_NE(d.list()[0].message.find("nested more than"), std::string::npos);
+}
+
+TEST(Parser, DeepExpressionsAreRefusedWithoutCrashing) {
+  std::string text = ".version 8.0\n.target sm_90\n.entry k(){ add.s32 %r1, %r2, " + std::string(5000, '(') + "1" +
+                     std::string(5000, ')') + "; ret; }";
+  Diagnostics d;
+  parse(text, d);
+  ASSERT_GE(d.error_count(), 1u);
+}
+
+TEST(Parser, ManyErrorsStopWithANote) {
+  std::string text;
+  for (int i = 0; i < 2000; ++i) text += "} }\n";
+  Diagnostics d;
+  parse(text, d);
+  EXPECT_LE(d.list().size(), 502u);
+  EXPECT_EQ(d.list().back().check_id, "too-many-errors");
+}
+
+}  // namespace
+}  // namespace ptxforge::ptx

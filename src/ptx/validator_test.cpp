@@ -1,0 +1,193 @@
+// One test per check id: a source that must trigger it and, where it guards against false
+// alarms, one that ptxas accepts and must not.
+#include "ptx/validator.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "ptx/test_util.h"
+
+namespace ptxforge::ptx {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using testing::check;
+using testing::ids;
+using testing::kernel;
+
+TEST(Validator, CleanKernelHasNoFindings) {
+  EXPECT_THAT(ids(kernel("ld.param.u64 %rd1, [p];\ncvta.to.global.u64 %rd2, %rd1;\nmov.u32 %r1, %tid.x;\n"
+                         "mul.wide.u32 %rd3, %r1, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.f32 %f1, [%rd4];\n"
+                         "add.f32 %f2, %f1, 0f3F800000;\nst.global.f32 [%rd4], %f2;")),
+              IsEmpty());
+}
+
+TEST(Validator, UndeclaredRegisterPointsAtIt) {
+  auto r = check(kernel("mov.u32 %r1, 0;\nadd.s32 %r2, %r1, %r42;"));
+  ASSERT_EQ(r.diags.list().size(), 1u);
+  auto& d = r.diags.list()[0];
+  EXPECT_EQ(d.check_id, "undeclared-reg");
+  EXPECT_EQ(d.loc.line, 14u);
+  EXPECT_EQ(d.loc.col, 19u);
+  EXPECT_NE(d.hint.find("%r<43>"), std::string::npos);
+}
+
+TEST(Validator, RangeBoundIsExclusive) {
+  EXPECT_THAT(ids(kernel("mov.u32 %r10, 1;")), ElementsAre("undeclared-reg"));
+  EXPECT_THAT(ids(kernel("mov.u32 %r9, 1;")), IsEmpty());
+}
+
+TEST(Validator, X86RegisterGetsItsOwnMessage) {
+  auto r = check(kernel("mov.u64 %rax, 1;"));
+  ASSERT_EQ(r.diags.list().size(), 1u);
+  EXPECT_EQ(r.diags.list()[0].check_id, "x86-register");
+  EXPECT_NE(r.diags.list()[0].hint.find(".reg"), std::string::npos);
+}
+
+TEST(Validator, DuplicatesInOneScopeButNotInSiblingBlocks) {
+  EXPECT_THAT(ids(kernel(".reg .b32 %x;\n.reg .b32 %x;\nmov.b32 %x, 1;")), Contains("duplicate-decl"));
+  EXPECT_THAT(ids(kernel("{ .reg .b32 t; mov.b32 t, 1; }\n{ .reg .b32 t; mov.b32 t, 2; }")), IsEmpty());
+  EXPECT_THAT(ids(kernel("L1:\nL1:\nbra L1;")), Contains("duplicate-label"));
+}
+
+TEST(Validator, UnknownOpcodeSuggestsTheClosest) {
+  auto r = check(kernel("mvo.u32 %r1, 1;"));
+  ASSERT_EQ(r.diags.list().size(), 1u);
+  EXPECT_EQ(r.diags.list()[0].check_id, "unknown-opcode");
+  EXPECT_EQ(r.diags.list()[0].hint, "did you mean 'mov'?");
+  auto r2 = check(kernel("movl %r1, 1;"));
+  EXPECT_NE(r2.diags.list()[0].hint.find("mov.u32"), std::string::npos);
+}
+
+TEST(Validator, UnknownModifierSuggestsTheClosest) {
+  auto r = check(kernel("ld.globl.u32 %r1, [%rd1];"));
+  ASSERT_FALSE(r.diags.list().empty());
+  EXPECT_EQ(r.diags.list()[0].check_id, "unknown-modifier");
+  EXPECT_EQ(r.diags.list()[0].hint, "did you mean '.global'?");
+}
+
+TEST(Validator, OperandCount) {
+  EXPECT_THAT(ids(kernel("add.s32 %r1, %r2;"), false), ElementsAre("operand-count"));
+  EXPECT_THAT(ids(kernel("mad.lo.s32 %r1, %r2, %r3, %r4;"), false), IsEmpty());
+}
+
+TEST(Validator, RelaxedTypeRulesMatchPtxas) {
+  // Accepted by ptxas: bit-typed registers anywhere of their size; wider registers for ld/st/cvt.
+  EXPECT_THAT(ids(kernel("mov.u32 %r1, 1;\nadd.f32 %f1, %r1, %r1;")), IsEmpty());
+  EXPECT_THAT(ids(kernel("ld.global.u32 %rd1, [%rd2];")), Contains("uninitialized-reg"));
+  EXPECT_THAT(ids(kernel("ld.global.u32 %rd1, [%rd2];"), false), IsEmpty());
+  EXPECT_THAT(ids(kernel("mov.u32 %u1, 1;\nadd.s32 %u2, %u1, %u1;")), IsEmpty());
+  // Rejected by ptxas ("Arguments mismatch").
+  EXPECT_THAT(ids(kernel("mov.u32 %u1, 1;\nadd.f32 %f1, %u1, %u1;"), false), ElementsAre("operand-type", "operand-type"));
+  EXPECT_THAT(ids(kernel("add.u32 %r1, %rd1, %r2;"), false), ElementsAre("operand-type"));
+  EXPECT_THAT(ids(kernel("ld.global.u32 %h1, [%rd1];"), false), ElementsAre("operand-type"));
+  EXPECT_THAT(ids(kernel("setp.eq.f32 %p1, %u1, %f2;"), false), ElementsAre("operand-type"));
+  EXPECT_THAT(ids(kernel("shl.b32 %r1, %r2, %rd1;"), false), ElementsAre("operand-type"));
+  EXPECT_THAT(ids(kernel("mul.wide.u32 %r3, %r1, %r2;"), false), ElementsAre("operand-type"));
+}
+
+TEST(Validator, ImmediateSorts) {
+  EXPECT_THAT(ids(kernel("mov.f32 %f1, 0;")), ElementsAre("immediate-type"));
+  EXPECT_THAT(ids(kernel("add.f32 %f1, %f2, 1;"), false), ElementsAre("immediate-type"));
+  EXPECT_THAT(ids(kernel("add.s32 %r1, %r1, 1.5;"), false), ElementsAre("immediate-type"));
+  EXPECT_THAT(ids(kernel("mov.b32 %r1, 1.0;")), ElementsAre("immediate-type"));
+  EXPECT_THAT(ids(kernel("mov.b32 %r1, 0f3F800000;\nmov.f32 %f1, 1.5;")), IsEmpty());
+  EXPECT_THAT(ids(kernel("mov.b16 %h2, 0;\nadd.u16 %h1, %h2, 70000;")), ElementsAre("immediate-range"));
+}
+
+TEST(Validator, VectorWidth) {
+  EXPECT_THAT(ids(kernel("ld.global.v4.f32 {%f1, %f2}, [%rd1];"), false), ElementsAre("vector-width"));
+  EXPECT_THAT(ids(kernel("ld.global.f32 {%f1, %f2}, [%rd1];"), false), ElementsAre("vector-width"));
+  EXPECT_THAT(ids(kernel("ld.global.v2.f32 {%f1, %f2}, [%rd1];"), false), IsEmpty());
+}
+
+TEST(Validator, StateSpaceOfVariablesAndParameters) {
+  std::string g = ".global .align 4 .f32 gvar[16];\n";
+  EXPECT_THAT(ids(kernel("ld.shared.f32 %f1, [gvar];", "sm_90a", "8.0", g), false), ElementsAre("state-space"));
+  EXPECT_THAT(ids(kernel("ld.global.f32 %f1, [gvar];", "sm_90a", "8.0", g), false), IsEmpty());
+  auto r = check(kernel("ld.global.u64 %rd1, [p];"));
+  ASSERT_FALSE(r.diags.list().empty());
+  EXPECT_EQ(r.diags.list()[0].check_id, "param-space");
+  EXPECT_NE(r.diags.list()[0].hint.find("ld.param"), std::string::npos);
+}
+
+TEST(Validator, BranchTargets) {
+  auto r = check(kernel("bra DONE;\nDNOE:"));
+  ASSERT_EQ(r.diags.list().size(), 1u);
+  EXPECT_EQ(r.diags.list()[0].check_id, "undeclared-label");
+  EXPECT_EQ(r.diags.list()[0].hint, "did you mean 'DNOE'?");
+}
+
+TEST(Validator, CallSignatures) {
+  std::string fn = ".func (.param .b32 r) f(.param .b32 a)\n{\nret;\n}\n";
+  EXPECT_THAT(ids(kernel("{ .param .b32 a; .param .b32 r; call.uni (r), f, (a, a); }", "sm_90a", "8.0", fn)),
+              Contains("call-signature"));
+  EXPECT_THAT(ids(kernel("{ .param .b32 a; .param .b32 r; st.param.b32 [a], 1; call.uni (r), f, (a); }", "sm_90a",
+                         "8.0", fn)),
+              IsEmpty());
+  EXPECT_THAT(ids(kernel("call.uni g;")), Contains("undeclared-function"));
+}
+
+TEST(Validator, NeedsVersionAndTargetSayWhatWouldWork) {
+  auto r = check(kernel("wgmma.fence.sync.aligned;", "sm_90", "8.0"));
+  ASSERT_EQ(r.diags.list().size(), 1u);
+  EXPECT_EQ(r.diags.list()[0].check_id, "needs-target");
+  EXPECT_NE(r.diags.list()[0].hint.find("sm_90a"), std::string::npos);
+  auto r2 = check(kernel("mov.u32 %r1, 0;\nmov.u32 %r2, 0;\nadd.bf16 %h1, %h2, %h3;", "sm_90", "7.8"));
+  EXPECT_THAT(ids(kernel("add.u16x2 %r1, %r2, %r3;", "sm_90", "7.8"), false), ElementsAre("needs-version"));
+  EXPECT_THAT(ids(kernel("add.bf16 %h1, %h2, %h3;", "sm_80", "8.0"), false), ElementsAre("needs-target"));
+  (void)r2;
+}
+
+TEST(Validator, HeaderProblems) {
+  EXPECT_THAT(ids(".entry k() { ret; }"), ElementsAre("missing-version", "missing-target"));
+  EXPECT_THAT(ids(".version 7.8\n.target sm_90a\n.entry k() { ret; }"), ElementsAre("version-target"));
+  EXPECT_THAT(ids(".version 9.9\n.target sm_90\n.entry k() { ret; }"), ElementsAre("bad-version"));
+  auto r = check(".version 8.0\n.target sm_9a\n.entry k() { ret; }");
+  EXPECT_EQ(r.diags.list()[0].check_id, "bad-target");
+}
+
+TEST(Validator, MissingCvtaWarning) {
+  std::string body = "ld.param.u64 %rd1, [p];\nmov.u32 %r1, %tid.x;\nmul.wide.u32 %rd2, %r1, 4;\n"
+                     "add.s64 %rd3, %rd1, %rd2;\nld.global.f32 %f1, [%rd3];";
+  EXPECT_THAT(ids(kernel(body)), ElementsAre("missing-cvta"));
+  std::string fixed = "ld.param.u64 %rd1, [p];\ncvta.to.global.u64 %rd1, %rd1;\nmov.u32 %r1, %tid.x;\n"
+                      "mul.wide.u32 %rd2, %r1, 4;\nadd.s64 %rd3, %rd1, %rd2;\nld.global.f32 %f1, [%rd3];";
+  EXPECT_THAT(ids(kernel(fixed)), IsEmpty());
+  // A generic load through the parameter pointer is correct PTX.
+  EXPECT_THAT(ids(kernel("ld.param.u64 %rd1, [p];\nld.f32 %f1, [%rd1];")), IsEmpty());
+}
+
+TEST(Validator, UninitializedRegisterWarning) {
+  EXPECT_THAT(ids(kernel("add.s32 %r1, %r2, 1;\nmov.u32 %r2, 0;")), ElementsAre("uninitialized-reg"));
+  EXPECT_THAT(ids(kernel("add.s32 %r1, %r3, 1;")), ElementsAre("uninitialized-reg"));
+  // In a loop a later write may reach an earlier read: only "never written" is reported.
+  EXPECT_THAT(ids(kernel("mov.u32 %r1, 0;\nL:\nadd.s32 %r1, %r1, 1;\nsetp.lt.u32 %p1, %r1, 9;\n@%p1 bra L;")),
+              IsEmpty());
+}
+
+TEST(Validator, SetmaxnregWithoutCapWarning) {
+  EXPECT_THAT(ids(kernel("setmaxnreg.inc.sync.aligned.u32 64;")), ElementsAre("setmaxnreg-no-cap"));
+  std::string capped = ".version 8.0\n.target sm_90a\n.entry k()\n.maxnreg 128\n{\nsetmaxnreg.inc.sync.aligned.u32 64;\nret;\n}\n";
+  EXPECT_THAT(ids(capped), IsEmpty());
+}
+
+TEST(Validator, DivergentBarrierWarning) {
+  EXPECT_THAT(ids(kernel("mov.u32 %r1, %tid.x;\nsetp.lt.u32 %p1, %r1, 32;\n@%p1 bar.sync 0;")),
+              ElementsAre("divergent-barrier"));
+  EXPECT_THAT(ids(kernel("mov.u32 %r1, %ctaid.x;\nsetp.lt.u32 %p1, %r1, 32;\n@%p1 bar.sync 0;")), IsEmpty());
+}
+
+TEST(Validator, WarningsCanBeTurnedOff) {
+  EXPECT_THAT(ids(kernel("setmaxnreg.inc.sync.aligned.u32 64;"), false), IsEmpty());
+}
+
+TEST(Validator, FenceAndProseOnlyReportTheThemselves) {
+  std::string text = "```ptx\n" + kernel("mov.u32 %r1, 0;") + "```\nThis kernel adds one to every element.\n";
+  EXPECT_THAT(ids(text), ElementsAre("markdown-fence", "markdown-fence", "prose-in-ptx"));
+}
+
+}  // namespace
+}  // namespace ptxforge::ptx

@@ -1,0 +1,117 @@
+#include "toolchain/ptxas.h"
+
+#include <gtest/gtest.h>
+
+#include "util/paths.h"
+
+namespace ptxforge::toolchain {
+namespace {
+
+TEST(PtxasOutput, ParsesMessagesAndResources) {
+  const char* log =
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function 'k' for 'sm_90a'\n"
+      "ptxas info    : Function properties for k\n"
+      "    256 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n"
+      "ptxas info    : Used 10 registers, used 1 barriers, 4096 bytes smem, 400 bytes cmem[0], 256 bytes cumulative stack size\n"
+      "ptxas info    : Compile time = 6.050 ms\n"
+      "ptxas info    : (C7508) Potential Performance Loss: 'setmaxnreg' ignored; unable to determine register count at entry.\n"
+      "ptxas k.ptx, line 3; error   : Unknown symbol '%r9'\n"
+      "ptxas k.ptx, line 2; warning : something odd\n"
+      "ptxas fatal   : Ptx assembly aborted due to errors\n";
+  AssembleResult r;
+  parse_ptxas_output(log, "a\nb\n  add.s32 %r1, %r9;\n", r);
+  ASSERT_EQ(r.functions.size(), 1u);
+  auto& f = r.functions[0];
+  EXPECT_TRUE(f.is_entry);
+  EXPECT_EQ(f.arch, "sm_90a");
+  EXPECT_EQ(f.registers, 10);
+  EXPECT_EQ(f.barriers, 1);
+  EXPECT_EQ(f.shared_bytes, 4096);
+  EXPECT_EQ(f.const_bytes, 400);
+  EXPECT_EQ(f.stack_frame, 256);
+  EXPECT_EQ(f.spill_stores, 8);
+  EXPECT_EQ(f.spill_loads, 4);
+  EXPECT_EQ(f.cumulative_stack, 256);
+  EXPECT_DOUBLE_EQ(f.compile_ms, 6.05);
+  EXPECT_EQ(r.info_codes, std::vector<std::string>{"C7508"});
+  ASSERT_EQ(r.diags.list().size(), 3u);
+  EXPECT_EQ(r.diags.list()[0].severity, Severity::note);  // the C7508 line
+  auto& e = r.diags.list()[1];
+  EXPECT_EQ(e.severity, Severity::error);
+  EXPECT_EQ(e.loc.line, 3u);
+  EXPECT_EQ(e.loc.col, 16u);  // the quoted '%r9' on the source line
+  EXPECT_EQ(e.message, "Unknown symbol '%r9'");
+  EXPECT_EQ(r.diags.list()[2].severity, Severity::warning);
+}
+
+bool have_ptxas() { return find_cuda_tool("ptxas").has_value(); }
+
+const char* kGood = ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n"
+                    ".reg .b64 %rd<3>;\n.reg .b32 %r<3>;\nld.param.u64 %rd1, [p];\ncvta.to.global.u64 %rd2, %rd1;\n"
+                    "mov.u32 %r1, %tid.x;\nst.global.u32 [%rd2], %r1;\nret;\n}\n";
+
+TEST(Ptxas, AssemblesAndReportsResources) {
+  if (!have_ptxas()) GTEST_SKIP() << "ptxas not installed";
+  auto r = assemble_with_ptxas(kGood, {});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->ok) << r->log;
+  ASSERT_NE(r->find("k"), nullptr);
+  EXPECT_GT(r->find("k")->registers, 0);
+  EXPECT_GT(r->cubin.size(), 100u);
+  EXPECT_EQ(r->cubin.substr(1, 3), "ELF");
+}
+
+TEST(Ptxas, ErrorsBecomeDiagnosticsOnOurLines) {
+  if (!have_ptxas()) GTEST_SKIP() << "ptxas not installed";
+  std::string bad = kGood;
+  bad.replace(bad.find("mov.u32 %r1, %tid.x;"), 20, "mov.u32 %r1, %r99;  ");
+  auto r = assemble_with_ptxas(bad, {});
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->ok);
+  ASSERT_TRUE(r->diags.has_errors());
+  EXPECT_EQ(r->diags.list()[0].loc.line, 10u);
+}
+
+TEST(Ptxas, Setmaxnreg7508IsReported) {
+  if (!have_ptxas()) GTEST_SKIP() << "ptxas not installed";
+  std::string k = ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n"
+                  "setmaxnreg.inc.sync.aligned.u32 64;\nret;\n}\n";
+  auto r = assemble_with_ptxas(k, {});
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->ok);
+  EXPECT_EQ(r->info_codes, std::vector<std::string>{"C7508"});
+}
+
+TEST(NvJitLink, AgreesWithPtxas) {
+  if (!have_ptxas()) GTEST_SKIP() << "ptxas not installed";
+  auto a = assemble_with_ptxas(kGood, {});
+  auto b = assemble_with_nvjitlink(kGood, {});
+  if (!b) GTEST_SKIP() << b.error().message;
+  ASSERT_TRUE(a);
+  EXPECT_TRUE(b->ok) << b->log;
+  EXPECT_FALSE(b->cubin.empty());
+  ASSERT_NE(b->find("k"), nullptr) << b->log;
+  EXPECT_EQ(b->find("k")->registers, a->find("k")->registers);
+  std::string bad = kGood;
+  bad.replace(bad.find("ret;"), 4, "rte;");
+  auto c = assemble_with_nvjitlink(bad, {});
+  ASSERT_TRUE(c);
+  EXPECT_FALSE(c->ok);
+  EXPECT_TRUE(c->diags.has_errors());
+}
+
+TEST(Ptxas, MissingToolIsAClearError) {
+  setenv("PTXFORGE_CUDA_HOME", "/nonexistent", 1);
+  const char* path = getenv("PATH");
+  std::string saved = path ? path : "";
+  setenv("PATH", "/nonexistent", 1);
+  auto r = assemble_with_ptxas(kGood, {});
+  setenv("PATH", saved.c_str(), 1);
+  unsetenv("PTXFORGE_CUDA_HOME");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("ptxas not found"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ptxforge::toolchain

@@ -1,0 +1,5 @@
+// Corpus source for the front-end tests: compiled by nvcc during the test.
+__global__ void vector_add(const float* a, const float* b, float* c, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
