@@ -135,6 +135,7 @@ void parse_ptxas_output(std::string_view log, std::string_view source, AssembleR
     if (!d.message.empty() && d.message.back() == '.') d.message.pop_back();
     out.diags.add(std::move(d));
   }
+  out.diags.sort_by_location();  // the JIT log is not in line order
 }
 
 }  // namespace ptxforge::toolchain

@@ -37,12 +37,12 @@ TEST(PtxasOutput, ParsesMessagesAndResources) {
   EXPECT_EQ(r.info_codes, std::vector<std::string>{"C7508"});
   ASSERT_EQ(r.diags.list().size(), 3u);
   EXPECT_EQ(r.diags.list()[0].severity, Severity::note);  // the C7508 line
-  auto& e = r.diags.list()[1];
+  EXPECT_EQ(r.diags.list()[1].severity, Severity::warning);  // sorted by line: line 2 before line 3
+  auto& e = r.diags.list()[2];
   EXPECT_EQ(e.severity, Severity::error);
   EXPECT_EQ(e.loc.line, 3u);
   EXPECT_EQ(e.loc.col, 16u);  // the quoted '%r9' on the source line
   EXPECT_EQ(e.message, "Unknown symbol '%r9'");
-  EXPECT_EQ(r.diags.list()[2].severity, Severity::warning);
 }
 
 bool have_ptxas() { return find_cuda_tool("ptxas").has_value(); }
