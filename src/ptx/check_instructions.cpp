@@ -43,7 +43,6 @@ Resolved resolve(CheckContext& ctx, const Instruction& ins, bool report) {
     std::string full = ins.full_opcode();
     if (is_known_opcode(ins.opcode)) {
       // "cp.async.bulk.tensr": the first word is fine, the family is not.
-      std::string guess = closest_match(full.substr(0, full.find('.', ins.opcode.size() + 1 + 20)), family_names());
       std::vector<std::string_view> names = family_names();
       std::string best;
       size_t best_d = SIZE_MAX;
@@ -57,7 +56,6 @@ Resolved resolve(CheckContext& ctx, const Instruction& ins, bool report) {
       auto& d = ctx.diags.error(ins.loc, fmt::format("unknown instruction '{}'", full), "unknown-opcode");
       d.length = static_cast<uint32_t>(full.size());
       if (!best.empty() && best_d <= 4) d.hint = fmt::format("did you mean '{}'?", best);
-      (void)guess;
       return r;
     }
     auto& d = ctx.diags.error(ins.loc, fmt::format("unknown instruction '{}'", ins.opcode), "unknown-opcode");

@@ -626,7 +626,6 @@ Instruction Parser::parse_instruction(std::optional<Guard> guard) {
                         (first.is('@') || (first.kind == Tok::ident && (peek(1).is(':') || is_known_opcode(first.text))));
   if (!next_statement && !peek().is(';') && !peek().is('}') && !at_eof()) {
     while (true) {
-      SourceLoc before = peek().loc;
       try {
         ins.operands.push_back(parse_operand(in_call, 0));
       } catch (const Resync&) {
@@ -642,7 +641,6 @@ Instruction Parser::parse_instruction(std::optional<Guard> guard) {
         skip_statement();
         return ins;
       }
-      (void)before;
       break;
     }
   }
