@@ -100,8 +100,7 @@ void check_modifiers(CheckContext& ctx, const Instruction& ins, const Resolved& 
   }
 }
 
-void check_version_and_target(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
-  (void)r;
+void check_version_and_target(CheckContext& ctx, const Instruction& ins) {
   std::vector<IsaRequirement> reqs = requirements_of(ins);
   // The strictest requirement explains itself best.
   if (ctx.facts.version) {
@@ -224,7 +223,7 @@ void check_instruction(CheckContext& ctx, const Instruction& ins) {
     return;
   }
   if (r.family->detailed) check_modifiers(ctx, ins, r);
-  check_version_and_target(ctx, ins, r);
+  check_version_and_target(ctx, ins);
   check_names(ctx, ins, r);
   if (r.family->detailed) check_operands(ctx, ins, r);
   check_state_space(ctx, ins, r);

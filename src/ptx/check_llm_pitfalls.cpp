@@ -42,17 +42,12 @@ bool in_range(const std::string& n, const std::string& prefix, uint32_t count) {
   return std::stoul(digits) < count;
 }
 
-bool is_reg_name(const CheckContext& ctx, const std::string& n) {
-  if (n.empty() || n[0] != '%' || is_special_register(n)) return false;
-  const SymbolInfo* s = ctx.scopes.find(n);
-  return s == nullptr || s->kind == SymbolInfo::Kind::reg;
-}
+bool is_reg_name(const std::string& n) { return !n.empty() && n[0] == '%' && !is_special_register(n); }
 
 struct FunctionWalk {
   CheckContext& ctx;
   const Function& f;
   std::vector<const Instruction*> instrs;
-  bool has_unknown = false;
   bool has_backward_branch = false;
   std::unordered_set<std::string> declared_regs;
   std::vector<std::pair<std::string, uint32_t>> declared_ranges;
@@ -137,7 +132,7 @@ void check_uninitialized(CheckContext& ctx, FunctionWalk& w) {
   std::unordered_set<std::string> reported;
   for (auto& rd : reads) {
     const std::string& n = rd.name->text;
-    if (!is_reg_name(ctx, n) || reported.count(n) || !declared(n)) continue;
+    if (!is_reg_name(n) || reported.count(n) || !declared(n)) continue;
     auto it = first_write.find(n);
     if (it == first_write.end()) {
       reported.insert(n);
@@ -254,8 +249,7 @@ void check_setmaxnreg(CheckContext& ctx, FunctionWalk& w) {
 }  // namespace
 
 void check_function_pitfalls(CheckContext& ctx, const Function& f) {
-  // Scope for name lookups: module variables only; registers are looked up by name shape.
-  FunctionWalk w{ctx, f, {}, false, false};
+  FunctionWalk w{ctx, f, {}, false, {}, {}};
   w.collect();
   check_uninitialized(ctx, w);
   check_cvta_and_barriers(ctx, w);

@@ -68,7 +68,7 @@ class Parser {
   Directive parse_file(Token name);
   Directive parse_section(Token name);
   Directive parse_perf_directive(Token name);
-  void parse_function(Module& m, std::vector<std::string> linkage, SourceLoc start);
+  void parse_function(Module& m, std::vector<std::string> linkage);
   std::vector<VarDecl> parse_param_list();
   bool parse_decl_specs(VarDecl& d, bool in_param);
   bool parse_declarator(Declarator& out, bool allow_init);
@@ -130,7 +130,6 @@ void Parser::error_at(const Token& t, std::string msg, std::string hint) {
 bool Parser::expect(char c, std::string_view context) {
   if (accept(c)) return true;
   const Token& t = peek();
-  std::string hint;
   if (c == ';') {
     // The classic: a missing ';' is noticed on the next line. Point at the end of the
     // previous token instead, where the ';' belongs.
@@ -144,7 +143,7 @@ bool Parser::expect(char c, std::string_view context) {
       return false;
     }
   }
-  error_at(t, fmt::format("expected '{}' {}, found {}", c, context, unexpected(t)), hint);
+  error_at(t, fmt::format("expected '{}' {}, found {}", c, context, unexpected(t)));
   return false;
 }
 
@@ -231,7 +230,7 @@ void Parser::parse_top_item(Module& m) {
   std::vector<std::string> linkage;
   while (peek().kind == Tok::directive && is_linkage(peek().text)) linkage.emplace_back(take().text);
   const Token& n = peek();
-  if (n.is_dir(".entry") || n.is_dir(".func")) return parse_function(m, std::move(linkage), loc);
+  if (n.is_dir(".entry") || n.is_dir(".func")) return parse_function(m, std::move(linkage));
   if (n.kind == Tok::directive && (is_state_space(n.text))) {
     m.items.push_back({parse_var_decl(std::move(linkage), loc)});
     return;
@@ -484,7 +483,7 @@ std::vector<VarDecl> Parser::parse_param_list() {
   return params;
 }
 
-void Parser::parse_function(Module& m, std::vector<std::string> linkage, SourceLoc start) {
+void Parser::parse_function(Module& m, std::vector<std::string> linkage) {
   Function f;
   f.linkage = std::move(linkage);
   f.is_entry = take().text == ".entry";
@@ -504,7 +503,6 @@ void Parser::parse_function(Module& m, std::vector<std::string> linkage, SourceL
   Token name = take();
   f.name = std::string(name.text);
   f.loc = name.loc;
-  (void)start;
   if (peek().is('(')) {
     f.has_param_list = true;
     f.params = parse_param_list();

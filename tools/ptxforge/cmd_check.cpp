@@ -13,8 +13,6 @@
 
 namespace ptxforge::cli {
 
-std::string resources_table(const toolchain::AssembleResult& r);
-
 namespace {
 
 std::string arch_for(const ptx::Module& m, const std::string& requested) {

@@ -26,6 +26,17 @@ int cmd_check(const std::vector<std::string>& args);
 int cmd_assemble(const std::vector<std::string>& args);
 int cmd_fmt(const std::vector<std::string>& args);
 
+}  // namespace ptxforge::cli
+
+namespace ptxforge::toolchain {
+struct AssembleResult;
+}
+
+namespace ptxforge::cli {
+
+// One line per function: registers, barriers, memory, spills (cmd_assemble.cpp).
+std::string resources_table(const toolchain::AssembleResult& r);
+
 // Reads a PTX file, or stdin for "-".
 Result<std::string> read_input(const std::string& path);
 bool stdout_is_tty();
