@@ -36,6 +36,8 @@ std::string foreign_mnemonic_hint(std::string_view op) {
 }  // namespace
 
 Resolved resolve(CheckContext& ctx, const Instruction& ins, bool report) {
+  if (!report)
+    if (auto it = ctx.resolved.find(&ins); it != ctx.resolved.end()) return it->second;
   Resolved r;
   r.family = find_family(ins.opcode, ins.mods, &r.consumed);
   if (!r.family) {
@@ -218,6 +220,7 @@ void check_call(CheckContext& ctx, const Instruction& ins) {
 
 void check_instruction(CheckContext& ctx, const Instruction& ins) {
   Resolved r = resolve(ctx, ins, true);
+  ctx.resolved.emplace(&ins, r);
   if (!r.family) {
     check_names(ctx, ins, r);
     return;

@@ -6,6 +6,7 @@
 //   divergent-barrier  bar.sync or an .aligned instruction under a guard that depends on
 //                      the thread index
 #include <algorithm>
+#include <charconv>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -34,12 +35,14 @@ bool first_operand_is_dest(const Instruction& ins, const Resolved& r) {
 
 void names_in(const Operand& o, std::vector<const Expr*>& out) { collect_names(o, out); }
 
-bool in_range(const std::string& n, const std::string& prefix, uint32_t count) {
-  if (n.size() <= prefix.size() || n.compare(0, prefix.size(), prefix) != 0) return false;
-  std::string digits = n.substr(prefix.size());
-  if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) return false;
+bool in_range(std::string_view n, std::string_view prefix, uint32_t count) {
+  if (n.size() <= prefix.size() || n.substr(0, prefix.size()) != prefix) return false;
+  std::string_view digits = n.substr(prefix.size());
+  if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string_view::npos) return false;
   if (digits.size() > 1 && digits[0] == '0') return false;
-  return std::stoul(digits) < count;
+  uint32_t v = 0;
+  std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  return v < count;
 }
 
 bool is_reg_name(const std::string& n) { return !n.empty() && n[0] == '%' && !is_special_register(n); }
@@ -49,8 +52,8 @@ struct FunctionWalk {
   const Function& f;
   std::vector<const Instruction*> instrs;
   bool has_backward_branch = false;
-  std::unordered_set<std::string> declared_regs;
-  std::vector<std::pair<std::string, uint32_t>> declared_ranges;
+  std::unordered_set<std::string_view> declared_regs;
+  std::vector<std::pair<std::string_view, uint32_t>> declared_ranges;
 
   void declare(const VarDecl& d) {
     if (d.space != ".reg") return;
@@ -61,7 +64,7 @@ struct FunctionWalk {
   }
 
   void collect() {
-    std::unordered_set<std::string> seen_labels;
+    std::unordered_set<std::string_view> seen_labels;
     for (auto& p : f.params) declare(p);
     for (auto& p : f.rets) declare(p);
     for_each_statement(*f.body, [&](const Statement& s) {
@@ -85,7 +88,7 @@ struct FunctionWalk {
 
 void check_uninitialized(CheckContext& ctx, FunctionWalk& w) {
   // Inputs: .reg parameters of a .func.
-  std::unordered_map<std::string, size_t> first_write;
+  std::unordered_map<std::string_view, size_t> first_write;
   for (auto* list : {&w.f.params, &w.f.rets})
     for (auto& p : *list)
       if (p.space == ".reg")
@@ -129,7 +132,7 @@ void check_uninitialized(CheckContext& ctx, FunctionWalk& w) {
     return w.declared_regs.count(n) > 0 || std::any_of(w.declared_ranges.begin(), w.declared_ranges.end(),
                                                         [&](auto& r) { return in_range(n, r.first, r.second); });
   };
-  std::unordered_set<std::string> reported;
+  std::unordered_set<std::string_view> reported;
   for (auto& rd : reads) {
     const std::string& n = rd.name->text;
     if (!is_reg_name(n) || reported.count(n) || !declared(n)) continue;
@@ -150,10 +153,10 @@ void check_uninitialized(CheckContext& ctx, FunctionWalk& w) {
 }
 
 void check_cvta_and_barriers(CheckContext& ctx, FunctionWalk& w) {
-  std::unordered_set<std::string> param_ptr;   // holds a kernel parameter pointer, not converted
-  std::unordered_set<std::string> thread_dep;  // depends on the thread index
-  std::unordered_set<std::string> warned;
-  std::unordered_set<std::string> entry_params;
+  std::unordered_set<std::string_view> param_ptr;   // holds a kernel parameter pointer, not converted
+  std::unordered_set<std::string_view> thread_dep;  // depends on the thread index
+  std::unordered_set<std::string_view> warned;
+  std::unordered_set<std::string_view> entry_params;
   if (w.f.is_entry)
     for (auto& p : w.f.params)
       for (auto& n : p.names) entry_params.insert(n.name);

@@ -77,7 +77,7 @@ void check_names(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
       const std::string& t = n->text;
       if (t == "_") continue;
       if (t[0] == '%') {
-        if (is_special_register(t) || ctx.scopes.find(t)) continue;
+        if (ctx.scopes.find(t) || is_special_register(t)) continue;
         report_undeclared_reg(ctx, *n);
         continue;
       }
@@ -118,8 +118,8 @@ namespace {
 //   ld/st/cvt: the register may be wider than the instruction type when it is .bN, or an
 //              integer register for an integer/bit instruction type.
 bool compatible(std::string_view reg, std::string_view ins, bool relaxed) {
-  int rb = type_bits(reg), ib = type_bits(ins);
-  char rk = type_kind(reg), ik = type_kind(ins);
+  auto [rb, rk] = type_facts(reg);
+  auto [ib, ik] = type_facts(ins);
   if (!rb || !ib || rk == 'o' || ik == 'o') return true;  // unknown: no alarm
   if (rk == 'p' || ik == 'p') return rk == ik;
   if (rb == ib) {
@@ -324,7 +324,7 @@ struct OperandChecker {
 void check_operands(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
   const IsaFamily& f = *r.family;
   if (f.operands == "*") return;
-  auto forms = operand_forms(f);
+  const auto& forms = operand_forms(f);
   const std::vector<std::string_view>* form = nullptr;
   size_t n = ins.operands.size();
   std::vector<std::string> counts;

@@ -2,6 +2,7 @@
 // patterns and operand forms.
 #include "ptx/isa.h"
 
+#include <cassert>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -12,17 +13,53 @@ namespace ptxforge::ptx {
 std::string manual_link(std::string_view anchor) { return std::string(kManualBase) + "#" + std::string(anchor); }
 
 namespace {
+// The table's strings split once, so checking an instruction never re-parses them.
+struct FamilyRules {
+  std::unordered_set<std::string_view> exact;  // types, modifiers and the words of the name
+  std::vector<std::string_view> prefixes;      // "x*" patterns, without the '*'
+  std::vector<std::vector<std::string_view>> forms;
+  std::vector<const IsaOverride*> overrides;
+  Target min_target;
+};
+
 struct Index {
   std::unordered_map<std::string_view, const IsaFamily*> by_name;
   std::unordered_set<std::string_view> opcodes;
   std::vector<std::string_view> opcode_list;
+  std::vector<FamilyRules> rules;  // parallel to isa_families()
   size_t max_parts = 1;
 };
+
+FamilyRules rules_for(const IsaFamily& f) {
+  FamilyRules r;
+  for (auto t : split(f.types, ' '))
+    if (!t.empty()) r.exact.insert(t);
+  if (f.modifiers != "*")
+    for (auto m : split(f.modifiers, ' ')) {
+      if (m.empty()) continue;
+      if (m.back() == '*') r.prefixes.push_back(m.substr(0, m.size() - 1));
+      else r.exact.insert(m);
+    }
+  // A word of the family's own name may also stand later: match.any.sync is family match.sync.
+  for (size_t pos = f.name.find('.'); pos != std::string_view::npos; pos = f.name.find('.', pos + 1))
+    r.exact.insert(f.name.substr(pos, f.name.find('.', pos + 1) - pos));
+  for (auto form : split(f.operands, '|')) {
+    std::vector<std::string_view> kinds;
+    if (!form.empty())
+      for (auto k : split(form, ',')) kinds.push_back(k);
+    r.forms.push_back(std::move(kinds));
+  }
+  for (auto& o : isa_overrides())
+    if (o.family == f.name) r.overrides.push_back(&o);
+  r.min_target = *Target::parse(f.min_target);
+  return r;
+}
 
 const Index& index() {
   static const Index idx = [] {
     Index i;
     for (auto& f : isa_families()) {
+      i.rules.push_back(rules_for(f));
       i.by_name.emplace(f.name, &f);
       std::string_view op = f.name.substr(0, f.name.find('.'));
       if (i.opcodes.insert(op).second) i.opcode_list.push_back(op);
@@ -40,10 +77,15 @@ const IsaFamily* find_family(std::string_view opcode, const std::vector<std::str
   const Index& idx = index();
   // Longest first: "cp" + .async.bulk.tensor before "cp" + .async.
   size_t max_mods = std::min(mods.size(), idx.max_parts - 1);
+  std::string name(opcode);
+  size_t ends[8] = {name.size()};
+  for (size_t i = 0; i < max_mods && i + 1 < 8; ++i) {
+    name += mods[i];
+    ends[i + 1] = name.size();
+  }
+  max_mods = std::min<size_t>(max_mods, 7);
   for (size_t n = max_mods + 1; n-- > 0;) {
-    std::string name(opcode);
-    for (size_t i = 0; i < n; ++i) name += mods[i];
-    auto it = idx.by_name.find(name);
+    auto it = idx.by_name.find(std::string_view(name).substr(0, ends[n]));
     if (it != idx.by_name.end()) {
       if (consumed) *consumed = n;
       return it->second;
@@ -66,12 +108,12 @@ std::vector<IsaRequirement> requirements_of(const Instruction& ins) {
   size_t consumed = 0;
   const IsaFamily* f = find_family(ins.opcode, ins.mods, &consumed);
   if (!f) return reqs;
-  reqs.push_back({f->min_ptx, *Target::parse(f->min_target), std::string(f->name)});
-  for (auto& o : isa_overrides()) {
-    if (o.family != f->name) continue;
+  const FamilyRules& rules = index().rules[static_cast<size_t>(f - isa_families().data())];
+  reqs.push_back({f->min_ptx, rules.min_target, std::string(f->name)});
+  for (const IsaOverride* o : rules.overrides) {
     for (size_t i = consumed; i < ins.mods.size(); ++i)
-      if (ins.mods[i] == o.modifier) {
-        reqs.push_back({o.min_ptx, *Target::parse(o.min_target), std::string(f->name) + std::string(o.modifier)});
+      if (ins.mods[i] == o->modifier) {
+        reqs.push_back({o->min_ptx, *Target::parse(o->min_target), std::string(f->name) + std::string(o->modifier)});
         break;
       }
   }
@@ -109,6 +151,11 @@ const std::unordered_map<std::string_view, TypeInfo>& type_table() {
 
 bool is_type_name(std::string_view mod) { return type_table().count(mod) > 0; }
 
+TypeFacts type_facts(std::string_view type) {
+  auto it = type_table().find(type);
+  return it == type_table().end() ? TypeFacts{} : TypeFacts{it->second.bits, it->second.kind};
+}
+
 int type_bits(std::string_view type) {
   auto it = type_table().find(type);
   return it == type_table().end() ? 0 : it->second.bits;
@@ -119,33 +166,23 @@ char type_kind(std::string_view type) {
   return it == type_table().end() ? 0 : it->second.kind;
 }
 
+namespace {
+const FamilyRules& rules_of(const IsaFamily& f) {
+  const auto& fams = isa_families();
+  assert(&f >= fams.data() && &f < fams.data() + fams.size());
+  return index().rules[static_cast<size_t>(&f - fams.data())];
+}
+}  // namespace
+
 bool family_allows_modifier(const IsaFamily& f, std::string_view mod) {
   if (f.modifiers == "*") return true;
-  // A word of the family's own name may also stand later: match.any.sync is family match.sync.
-  for (auto word : split(f.name, '.'))
-    if (mod.size() == word.size() + 1 && mod.substr(1) == word) return true;
-  for (auto allowed : split(f.types, ' '))
-    if (allowed == mod) return true;
-  for (auto allowed : split(f.modifiers, ' ')) {
-    if (allowed.empty()) continue;
-    if (allowed.back() == '*') {
-      if (starts_with(mod, allowed.substr(0, allowed.size() - 1))) return true;
-    } else if (allowed == mod) {
-      return true;
-    }
-  }
+  const FamilyRules& r = rules_of(f);
+  if (r.exact.count(mod)) return true;
+  for (auto p : r.prefixes)
+    if (starts_with(mod, p)) return true;
   return false;
 }
 
-std::vector<std::vector<std::string_view>> operand_forms(const IsaFamily& f) {
-  std::vector<std::vector<std::string_view>> forms;
-  for (auto form : split(f.operands, '|')) {
-    std::vector<std::string_view> kinds;
-    if (!form.empty())
-      for (auto k : split(form, ',')) kinds.push_back(k);
-    forms.push_back(std::move(kinds));
-  }
-  return forms;
-}
+const std::vector<std::vector<std::string_view>>& operand_forms(const IsaFamily& f) { return rules_of(f).forms; }
 
 }  // namespace ptxforge::ptx

@@ -60,7 +60,12 @@ const IsaFamily* find_family(std::string_view opcode, const std::vector<std::str
 bool is_known_opcode(std::string_view opcode);
 std::vector<std::string_view> all_opcodes();  // first words of every family, for "did you mean"
 
-bool is_type_name(std::string_view mod);       // ".u32", ".f16x2", ".e4m3x2", ".pred", ...
+bool is_type_name(std::string_view mod);
+struct TypeFacts {
+  int bits = 0;
+  char kind = 0;
+};
+TypeFacts type_facts(std::string_view type);  // type_bits and type_kind in one lookup       // ".u32", ".f16x2", ".e4m3x2", ".pred", ...
 int type_bits(std::string_view type);          // 32 for .u32, 64 for .f16x4? (0 if unknown)
 char type_kind(std::string_view type);         // 'b' bits, 'u', 's', 'f', 'p' pred, 0 unknown
 
@@ -75,6 +80,6 @@ std::vector<IsaRequirement> requirements_of(const Instruction& ins);
 // Does the family's modifier list allow `mod`?
 bool family_allows_modifier(const IsaFamily& f, std::string_view mod);
 // Operand forms, split: {"d","a","b"} per form.
-std::vector<std::vector<std::string_view>> operand_forms(const IsaFamily& f);
+const std::vector<std::vector<std::string_view>>& operand_forms(const IsaFamily& f);
 
 }  // namespace ptxforge::ptx

@@ -17,6 +17,11 @@ Lexer::Lexer(std::string_view text, Diagnostics& diags) : src_(text), diags_(dia
   if (src_.substr(0, 3) == "\xEF\xBB\xBF") advance(3), col_ = 1;
 }
 
+void Lexer::bump(size_t n) {
+  pos_ += n;
+  col_ += static_cast<uint32_t>(n);
+}
+
 void Lexer::advance(size_t n) {
   for (size_t i = 0; i < n && pos_ < src_.size(); ++i, ++pos_) {
     if (src_[pos_] == '\n') {
@@ -90,8 +95,12 @@ bool Lexer::skip_text_line_if_not_ptx() {
 void Lexer::skip_space_and_comments() {
   while (pos_ < src_.size()) {
     char c = src_[pos_];
-    if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v') {
-      advance(1);
+    if (c == '\n') {
+      ++pos_;
+      ++line_;
+      col_ = 1;
+    } else if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+      bump(1);
     } else if (c == '/' && pos_ + 1 < src_.size() && src_[pos_ + 1] == '/') {
       size_t end = src_.find('\n', pos_);
       advance((end == std::string_view::npos ? src_.size() : end) - pos_);
@@ -104,7 +113,9 @@ void Lexer::skip_space_and_comments() {
       } else {
         advance(end + 2 - pos_);
       }
-    } else if ((c == '`' || c == '~' || is_alpha(c)) && at_line_start()) {
+    } else if ((c == '`' || c == '~' || (is_alpha(c) && col_ == 1)) && at_line_start()) {
+      // Prose is looked for only in lines that start at column 1, as a reply's text does;
+      // indented lines are code, and skipping them keeps the lexer fast.
       if (!skip_text_line_if_not_ptx()) return;
     } else {
       return;
@@ -113,16 +124,16 @@ void Lexer::skip_space_and_comments() {
 }
 
 Token Lexer::make(Tok kind, size_t start, SourceLoc loc) {
-  return Token{kind, src_.substr(start, pos_ - start), loc};
+  return Token{kind, 0, src_.substr(start, pos_ - start), loc};
 }
 
 Token Lexer::lex_number(size_t start, SourceLoc loc) {
   auto peek = [&](size_t k) { return pos_ + k < src_.size() ? src_[pos_ + k] : '\0'; };
   if (peek(0) == '0' && (peek(1) == 'f' || peek(1) == 'F' || peek(1) == 'd' || peek(1) == 'D') && is_hex(peek(2))) {
     size_t want = (peek(1) == 'f' || peek(1) == 'F') ? 8 : 16;
-    advance(2);
+    bump(2);
     size_t n = 0;
-    while (is_hex(peek(0))) advance(1), ++n;
+    while (is_hex(peek(0))) bump(1), ++n;
     Token t = make(Tok::floating, start, loc);
     if (n != want) {
       report(loc, static_cast<uint32_t>(t.text.size()),
@@ -133,38 +144,38 @@ Token Lexer::lex_number(size_t start, SourceLoc loc) {
     return t;
   }
   if (peek(0) == '0' && (peek(1) == 'x' || peek(1) == 'X')) {
-    advance(2);
-    while (is_hex(peek(0))) advance(1);
-    if (peek(0) == 'U' || peek(0) == 'u') advance(1);
+    bump(2);
+    while (is_hex(peek(0))) bump(1);
+    if (peek(0) == 'U' || peek(0) == 'u') bump(1);
     return make(Tok::integer, start, loc);
   }
   if (peek(0) == '0' && (peek(1) == 'b' || peek(1) == 'B') && (peek(2) == '0' || peek(2) == '1')) {
-    advance(2);
-    while (peek(0) == '0' || peek(0) == '1') advance(1);
-    if (peek(0) == 'U' || peek(0) == 'u') advance(1);
+    bump(2);
+    while (peek(0) == '0' || peek(0) == '1') bump(1);
+    if (peek(0) == 'U' || peek(0) == 'u') bump(1);
     return make(Tok::integer, start, loc);
   }
-  while (is_digit(peek(0))) advance(1);
+  while (is_digit(peek(0))) bump(1);
   bool is_float = false;
   if (peek(0) == '.' && is_digit(peek(1))) {
     is_float = true;
-    advance(1);
-    while (is_digit(peek(0))) advance(1);
+    bump(1);
+    while (is_digit(peek(0))) bump(1);
   } else if (peek(0) == '.' && !is_ident_char(peek(1))) {
     is_float = true;  // "1." is a float
-    advance(1);
+    bump(1);
   }
   if ((peek(0) == 'e' || peek(0) == 'E') &&
       (is_digit(peek(1)) || ((peek(1) == '+' || peek(1) == '-') && is_digit(peek(2))))) {
     is_float = true;
-    advance(2);
-    while (is_digit(peek(0))) advance(1);
+    bump(2);
+    while (is_digit(peek(0))) bump(1);
   }
-  if (!is_float && (peek(0) == 'U' || peek(0) == 'u')) advance(1);
+  if (!is_float && (peek(0) == 'U' || peek(0) == 'u')) bump(1);
   Token t = make(is_float ? Tok::floating : Tok::integer, start, loc);
   if (is_ident_char(peek(0))) {
     size_t s = pos_;
-    while (pos_ < src_.size() && is_ident_char(src_[pos_])) advance(1);
+    while (pos_ < src_.size() && is_ident_char(src_[pos_])) bump(1);
     report(loc, static_cast<uint32_t>(pos_ - start),
            fmt::format("malformed number '{}'", src_.substr(start, pos_ - start)), "bad-literal",
            "identifiers cannot start with a digit");
@@ -178,30 +189,32 @@ Token Lexer::next() {
   skip_space_and_comments();
   SourceLoc loc = here();
   size_t start = pos_;
-  if (pos_ >= src_.size()) return Token{Tok::eof, {}, loc};
+  if (pos_ >= src_.size()) return Token{Tok::eof, 0, {}, loc};
   char c = src_[pos_];
   auto peek = [&](size_t k) { return pos_ + k < src_.size() ? src_[pos_ + k] : '\0'; };
 
   if (is_alpha(c) || ((c == '_' || c == '$' || c == '%') && is_ident_char(peek(1)))) {
-    advance(1);
-    while (pos_ < src_.size() && is_ident_char(src_[pos_])) advance(1);
+    size_t e = pos_ + 1;
+    while (e < src_.size() && is_ident_char(src_[e])) ++e;
+    bump(e - pos_);
     return make(Tok::ident, start, loc);
   }
-  if (c == '_' ) {  // the sink operand "_"
-    advance(1);
+  if (c == '_') {  // the sink operand "_"
+    bump(1);
     return make(Tok::ident, start, loc);
   }
   if (c == '.' && (is_ident_char(peek(1)))) {
-    advance(1);
-    while (pos_ < src_.size()) {
-      if (is_ident_char(src_[pos_])) {
-        advance(1);
-      } else if (src_[pos_] == ':' && peek(1) == ':' && is_ident_char(peek(2))) {
-        advance(2);  // .shared::cta, .L2::cache_hint
+    size_t e = pos_ + 1;
+    while (e < src_.size()) {
+      if (is_ident_char(src_[e])) {
+        ++e;
+      } else if (src_[e] == ':' && e + 2 < src_.size() && src_[e + 1] == ':' && is_ident_char(src_[e + 2])) {
+        e += 2;  // .shared::cta, .L2::cache_hint
       } else {
         break;
       }
     }
+    bump(e - pos_);
     return make(Tok::directive, start, loc);
   }
   if (is_digit(c)) return lex_number(start, loc);
@@ -223,16 +236,32 @@ Token Lexer::next() {
     advance((end == std::string_view::npos ? src_.size() : end) - pos_);
     return make(Tok::raw, start, loc);
   }
-  static constexpr std::string_view two[] = {"<<", ">>", "&&", "||", "==", "!=", "<=", ">="};
-  for (auto t : two) {
-    if (src_.substr(pos_, 2) == t) {
-      advance(2);
-      return make(Tok::punct, start, loc);
-    }
+  char two = 0;
+  switch (c) {
+    case '<': two = peek(1) == '<' ? kShl : peek(1) == '=' ? kLe : 0; break;
+    case '>': two = peek(1) == '>' ? kShr : peek(1) == '=' ? kGe : 0; break;
+    case '&': two = peek(1) == '&' ? kAndAnd : 0; break;
+    case '|': two = peek(1) == '|' ? kOrOr : 0; break;
+    case '=': two = peek(1) == '=' ? kEq : 0; break;
+    case '!': two = peek(1) == '=' ? kNe : 0; break;
+    default: break;
   }
-  if (std::string_view(",;:{}[]()<>+-*/%!~&|^=?@").find(c) != std::string_view::npos) {
-    advance(1);
-    return make(Tok::punct, start, loc);
+  if (two) {
+    bump(2);
+    Token t = make(Tok::punct, start, loc);
+    t.punct = two;
+    return t;
+  }
+  switch (c) {
+    case ',': case ';': case ':': case '{': case '}': case '[': case ']': case '(': case ')': case '<': case '>':
+    case '+': case '-': case '*': case '/': case '%': case '!': case '~': case '&': case '|': case '^': case '=':
+    case '?': case '@': {
+      bump(1);
+      Token t = make(Tok::punct, start, loc);
+      t.punct = c;
+      return t;
+    }
+    default: break;
   }
   // Anything else: a run of bytes that cannot start a token. One diagnostic per line.
   while (pos_ < src_.size()) {

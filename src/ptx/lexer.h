@@ -23,11 +23,15 @@ enum class Tok : uint8_t {
   bad,        // a byte sequence that is not PTX (already reported)
 };
 
+// Punctuation codes for the two-character operators (single characters stand for themselves).
+enum PunctCode : char { kShl = 'L', kShr = 'R', kAndAnd = 'A', kOrOr = 'O', kEq = 'E', kNe = 'N', kLe = 'l', kGe = 'g' };
+
 struct Token {
   Tok kind = Tok::eof;
+  char punct = 0;  // for Tok::punct: the character, or a PunctCode for two-character operators
   std::string_view text;
   SourceLoc loc;
-  bool is(char c) const { return kind == Tok::punct && text.size() == 1 && text[0] == c; }
+  bool is(char c) const { return kind == Tok::punct && punct == c; }
   bool is(std::string_view p) const { return kind == Tok::punct && text == p; }
   bool is_dir(std::string_view d) const { return kind == Tok::directive && text == d; }
 };
@@ -44,7 +48,8 @@ class Lexer {
   bool skip_text_line_if_not_ptx();  // fences and prose
   Token make(Tok kind, size_t start, SourceLoc loc);
   Token lex_number(size_t start, SourceLoc loc);
-  void advance(size_t n);
+  void advance(size_t n);  // may cross newlines
+  void bump(size_t n);     // within one line
   SourceLoc here() const { return SourceLoc{line_, col_}; }
   void report(SourceLoc loc, uint32_t len, std::string msg, std::string id, std::string hint = {});
 
@@ -56,9 +61,17 @@ class Lexer {
   size_t reported_ = 0;
 };
 
-// Identifier characters per the PTX ISA ("followsym": [a-zA-Z0-9_$]).
-inline bool is_ident_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$';
-}
+// Identifier characters per the PTX ISA ("followsym": [a-zA-Z0-9_$]), by table lookup.
+struct IdentCharTable {
+  bool v[256] = {};
+  constexpr IdentCharTable() {
+    for (int c = 'a'; c <= 'z'; ++c) v[c] = true;
+    for (int c = 'A'; c <= 'Z'; ++c) v[c] = true;
+    for (int c = '0'; c <= '9'; ++c) v[c] = true;
+    v[int('_')] = v[int('$')] = true;
+  }
+};
+inline constexpr IdentCharTable kIdentChars{};
+inline bool is_ident_char(char c) { return kIdentChars.v[static_cast<unsigned char>(c)]; }
 
 }  // namespace ptxforge::ptx

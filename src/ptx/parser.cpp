@@ -37,16 +37,16 @@ class Parser {
 
  private:
   // Token access with a little lookahead.
-  const Token& peek(int k = 0) {
-    while (count_ <= k) buf_[(head_ + count_++) % kLook] = lex_.next();
-    return buf_[(head_ + k) % kLook];
+  const Token& peek(unsigned k = 0) {
+    while (count_ <= k) buf_[(head_ + count_++) & (kLook - 1)] = lex_.next();
+    return buf_[(head_ + k) & (kLook - 1)];
   }
   Token take() {
-    Token t = peek();
-    head_ = (head_ + 1) % kLook;
+    peek();
+    last_ = buf_[head_];
+    head_ = (head_ + 1) & (kLook - 1);
     --count_;
-    last_ = t;
-    return t;
+    return last_;
   }
   bool accept(char c) {
     if (peek().is(c)) return take(), true;
@@ -84,12 +84,12 @@ class Parser {
   Expr parse_primary(int depth);
   std::optional<uint64_t> parse_uint(std::string_view what);
 
-  static constexpr int kLook = 4;
+  static constexpr unsigned kLook = 4;  // a power of two
   Lexer lex_;
   Diagnostics& diags_;
   const ParseOptions& opts_;
   Token buf_[kLook];
-  int head_ = 0, count_ = 0;
+  unsigned head_ = 0, count_ = 0;
   Token last_;
   size_t errors_ = 0;
   bool stopped_ = false;
@@ -687,18 +687,19 @@ Operand Parser::parse_operand(bool in_call, int depth) {
 
 int binary_precedence(const Token& t) {
   if (t.kind != Tok::punct) return -1;
-  std::string_view s = t.text;
-  if (s == "*" || s == "/" || s == "%") return 10;
-  if (s == "+" || s == "-") return 9;
-  if (s == "<<" || s == ">>") return 8;
-  if (s == "<" || s == ">" || s == "<=" || s == ">=") return 7;
-  if (s == "==" || s == "!=") return 6;
-  if (s == "&") return 5;
-  if (s == "^") return 4;
-  if (s == "|") return 3;
-  if (s == "&&") return 2;
-  if (s == "||") return 1;
-  return -1;
+  switch (t.punct) {
+    case '*': case '/': case '%': return 10;
+    case '+': case '-': return 9;
+    case kShl: case kShr: return 8;
+    case '<': case '>': case kLe: case kGe: return 7;
+    case kEq: case kNe: return 6;
+    case '&': return 5;
+    case '^': return 4;
+    case '|': return 3;
+    case kAndAnd: return 2;
+    case kOrOr: return 1;
+    default: return -1;
+  }
 }
 
 Expr Parser::parse_expr(int depth, int min_prec) {

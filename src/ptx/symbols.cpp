@@ -1,5 +1,6 @@
 #include "ptx/symbols.h"
 
+#include <charconv>
 #include <unordered_set>
 
 namespace ptxforge::ptx {
@@ -10,7 +11,9 @@ const SymbolInfo* Scope::add(const std::string& name, SymbolInfo info) {
   for (auto& r : ranges_)
     if (name.size() > r.prefix.size() && name.compare(0, r.prefix.size(), r.prefix) == 0) {
       std::string_view digits(name.data() + r.prefix.size(), name.size() - r.prefix.size());
-      if (digits.find_first_not_of("0123456789") == std::string_view::npos && std::stoull(std::string(digits)) < r.count)
+      if (uint64_t idx = 0; digits.find_first_not_of("0123456789") == std::string_view::npos &&
+                            std::from_chars(digits.data(), digits.data() + digits.size(), idx).ec == std::errc() &&
+                            idx < r.count)
         return &r.info;
     }
   return nullptr;
@@ -21,7 +24,7 @@ void Scope::add_range(const std::string& prefix, uint32_t count, SymbolInfo info
 }
 
 const SymbolInfo* Scope::find(std::string_view name) const {
-  auto it = names_.find(std::string(name));
+  auto it = names_.find(name);
   if (it != names_.end()) return &it->second;
   if (ranges_.empty()) return nullptr;
   size_t digits_at = name.size();
@@ -31,7 +34,8 @@ const SymbolInfo* Scope::find(std::string_view name) const {
   std::string_view digits = name.substr(digits_at);
   if (digits.size() > 1 && digits[0] == '0') return nullptr;  // %r01 is not in %r<N>
   if (digits.size() > 9) return nullptr;
-  uint64_t idx = std::stoull(std::string(digits));
+  uint64_t idx = 0;
+  std::from_chars(digits.data(), digits.data() + digits.size(), idx);
   for (auto& r : ranges_)
     if (r.prefix == prefix && idx < r.count) return &r.info;
   return nullptr;

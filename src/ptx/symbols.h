@@ -24,6 +24,12 @@ struct SymbolInfo {
   SourceLoc loc;
 };
 
+// Lets maps keyed by std::string be searched with a string_view, without a copy.
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
 class Scope {
  public:
   // Adds a name; returns the earlier declaration when the name is already in this scope.
@@ -32,7 +38,7 @@ class Scope {
   const SymbolInfo* find(std::string_view name) const;
 
  private:
-  std::unordered_map<std::string, SymbolInfo> names_;
+  std::unordered_map<std::string, SymbolInfo, StringHash, std::equal_to<>> names_;
   struct Range {
     std::string prefix;
     uint32_t count;
