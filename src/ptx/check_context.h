@@ -37,6 +37,7 @@ struct CheckContext {
   ScopeStack scopes;
   const Function* fn = nullptr;
   std::unordered_map<std::string, SourceLoc> labels;  // of the current function
+  std::unordered_map<std::string, const Directive*> prototypes;  // label: .callprototype ...
   std::unordered_map<std::string, const Function*> functions;
   std::unordered_map<const Instruction*, Resolved> resolved;  // filled by check_instruction
   bool want_warnings() const { return opts.warnings; }

@@ -129,7 +129,12 @@ void declare_functions(CheckContext& ctx) {
 
 void collect_labels(CheckContext& ctx, const Function& f) {
   ctx.labels.clear();
+  ctx.prototypes.clear();
+  const Label* previous_label = nullptr;
   for_each_statement(*f.body, [&](const Statement& s) {
+    if (auto* d = std::get_if<Directive>(&s.node); d && previous_label && d->name == ".callprototype")
+      ctx.prototypes.emplace(previous_label->name, d);
+    previous_label = std::get_if<Label>(&s.node);
     if (auto* l = std::get_if<Label>(&s.node)) {
       auto [it, inserted] = ctx.labels.emplace(l->name, l->loc);
       if (!inserted) {

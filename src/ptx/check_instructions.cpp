@@ -175,6 +175,48 @@ void check_state_space(CheckContext& ctx, const Instruction& ins, const Resolved
   }
 }
 
+// Parameter counts of a prototype: ".callprototype (.param .b32 _) _ (.param .b32 _, ...)".
+std::pair<size_t, size_t> prototype_counts(const Directive& d) {
+  size_t groups = 0, rets = 0, params = 0;
+  bool in_group = false, has_ret_group = !d.args.empty() && d.args[0] == "(";
+  for (auto& w : d.args) {
+    if (w == "(") in_group = true, ++groups;
+    else if (w == ")") in_group = false;
+    else if (in_group && w == ".param") (has_ret_group && groups == 1 ? rets : params)++;
+  }
+  return {params, rets};
+}
+
+void check_indirect_call(CheckContext& ctx, const Instruction& ins, const Operand& callee, const Operand* proto,
+                         size_t nargs, size_t nrets) {
+  if (!proto || proto->kind != Operand::Kind::expr || proto->expr.kind != Expr::Kind::name) {
+    auto& d = ctx.diags.error(callee.loc, fmt::format("indirect call through '{}' names no prototype", callee.expr.text),
+                              "call-signature");
+    d.length = static_cast<uint32_t>(callee.expr.text.size());
+    d.hint = "declare one (proto: .callprototype (.param .b32 _) _ (.param .b32 _);) and pass it last: "
+             "call (r), %rd1, (a), proto;";
+    return;
+  }
+  const std::string& pname = proto->expr.text;
+  auto it = ctx.prototypes.find(pname);
+  if (it == ctx.prototypes.end()) {
+    if (ctx.labels.count(pname)) return;  // a .calltargets list
+    auto& d = ctx.diags.error(proto->loc, fmt::format("'{}' is not a .callprototype in this function", pname),
+                              "undeclared-label");
+    d.length = static_cast<uint32_t>(pname.size());
+    return;
+  }
+  auto [params, rets] = prototype_counts(*it->second);
+  if (params == nargs && rets == nrets) return;
+  auto& d = ctx.diags.error(ins.loc, fmt::format("indirect call passes {} argument{} and {} return value{}, but "
+                                                 "prototype '{}' takes {} and returns {}",
+                                                 nargs, nargs == 1 ? "" : "s", nrets, nrets == 1 ? "" : "s", pname,
+                                                 params, rets),
+                            "call-signature");
+  d.length = static_cast<uint32_t>(ins.full_opcode().size());
+  d.notes.push_back({it->second->loc, "prototype declared here"});
+}
+
 void check_call(CheckContext& ctx, const Instruction& ins) {
   // call{.uni} (rets), f, (args) [, proto]  |  call f, (args)  |  call f
   const Operand* ret_list = nullptr;
@@ -189,7 +231,12 @@ void check_call(CheckContext& ctx, const Instruction& ins) {
     return;
   }
   const std::string& name = callee->expr.text;
-  if (name[0] == '%') return;  // indirect call: checked against its prototype by ptxas
+  size_t nargs = args ? args->elems.size() : 0;
+  size_t nrets = ret_list ? ret_list->elems.size() : 0;
+  if (name[0] == '%') {
+    check_indirect_call(ctx, ins, *callee, i < ins.operands.size() ? &ins.operands[i] : nullptr, nargs, nrets);
+    return;
+  }
   auto it = ctx.functions.find(name);
   if (it == ctx.functions.end()) {
     auto& d = ctx.diags.error(callee->loc, fmt::format("call to undeclared function '{}'", name), "undeclared-function");
@@ -202,8 +249,6 @@ void check_call(CheckContext& ctx, const Instruction& ins) {
     ctx.diags.error(callee->loc, fmt::format("'{}' is a kernel (.entry) and cannot be called", name), "call-signature");
     return;
   }
-  size_t nargs = args ? args->elems.size() : 0;
-  size_t nrets = ret_list ? ret_list->elems.size() : 0;
   if (nargs != f.params.size() || nrets != f.rets.size()) {
     auto& d = ctx.diags.error(callee->loc,
                               fmt::format("call to '{}' passes {} argument{} and {} return value{}, but it takes {} and "

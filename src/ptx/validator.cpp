@@ -39,7 +39,7 @@ void walk_function(CheckContext& ctx, const Function& f) {
 }  // namespace
 
 void validate(const Module& m, Diagnostics& diags, const ValidateOptions& opts) {
-  CheckContext ctx{m, diags, opts, {}, {}, nullptr, {}, {}, {}};
+  CheckContext ctx{m, diags, opts, {}, {}, nullptr, {}, {}, {}, {}};
   check_module_header(ctx);
   ctx.scopes.push();  // module scope
   declare_functions(ctx);

@@ -130,6 +130,15 @@ TEST(Validator, CallSignatures) {
   EXPECT_THAT(ids(kernel("call.uni g;")), Contains("undeclared-function"));
 }
 
+TEST(Validator, IndirectCallsAgainstTheirPrototype) {
+  std::string call = "mov.u64 %rd1, 0;\n{\n.param .b32 a;\n.param .b32 r;\nst.param.b32 [a], 1;\n"
+                     "proto: .callprototype (.param .b32 _) _ (.param .b32 _);\n";
+  EXPECT_THAT(ids(kernel(call + "call (r), %rd1, (a), proto;\n}")), IsEmpty());
+  EXPECT_THAT(ids(kernel(call + "call (r), %rd1, (a, a), proto;\n}")), ElementsAre("call-signature"));
+  EXPECT_THAT(ids(kernel(call + "call (r), %rd1, (a);\n}")), ElementsAre("call-signature"));
+  EXPECT_THAT(ids(kernel(call + "call (r), %rd1, (a), protx;\n}")), ElementsAre("undeclared-label"));
+}
+
 TEST(Validator, NeedsVersionAndTargetSayWhatWouldWork) {
   auto r = check(kernel("wgmma.fence.sync.aligned;", "sm_90", "8.0"));
   ASSERT_EQ(r.diags.list().size(), 1u);
