@@ -64,9 +64,9 @@ static const std::vector<IsaFamily> kFamilies = {
   {"tanh", S("floating-point-instructions-tanh"), ".f32 " HALF, ".approx", "d,a", {7,0}, "sm_75", "tanh.approx.f32 %f1, %f2;"},
   // Comparison and selection
   {"setp", S("comparison-and-selection-instructions-setp"), INT16_64 " .b16 .b32 .b64 .f32 .f64 " HALF, CMP " .and .or .xor .ftz", "p,a,a|p,a,a,q", {1,0}, "sm_20", "setp.lt.s32 %p1, %r1, %r2;"},
-  {"set", S("comparison-and-selection-instructions-set"), INT16_64 " .b16 .b32 .b64 .f32 .f64 " HALF, CMP " .and .or .xor .ftz", "x,x,x|x,x,x,x", {1,0}, "sm_20", "set.lt.u32.s32 %r1, %r2, %r3;"},
+  {"set", S("comparison-and-selection-instructions-set"), INT16_64 " .b16 .b32 .b64 .f32 .f64 " HALF, CMP " .and .or .xor .ftz", "d,s,s|d,s,s,q", {1,0}, "sm_20", "set.lt.u32.s32 %r1, %r2, %r3;"},
   {"selp", S("comparison-and-selection-instructions-selp"), INT16_64 " .b16 .b32 .b64 .f32 .f64", "", "d,a,a,q", {1,0}, "sm_20", "selp.b32 %r1, %r2, %r3, %p1;"},
-  {"slct", S("comparison-and-selection-instructions-slct"), INT16_64 " .b16 .b32 .b64 .f32 .f64", ".ftz", "x,x,x,x", {1,0}, "sm_20", "slct.b32.s32 %r1, %r2, %r3, %r4;"},
+  {"slct", S("comparison-and-selection-instructions-slct"), INT16_64 " .b16 .b32 .b64 .f32 .f64", ".ftz", "d,a,a,s", {1,0}, "sm_20", "slct.b32.s32 %r1, %r2, %r3, %r4;"},
   // Logic and shift
   {"and", S("logic-and-shift-instructions-and"), ".pred .b16 .b32 .b64", "", "d,a,a", {1,0}, "sm_20", "and.b32 %r1, %r2, %r3;"},
   {"or", S("logic-and-shift-instructions-or"), ".pred .b16 .b32 .b64", "", "d,a,a", {1,0}, "sm_20", "or.b32 %r1, %r2, %r3;"},
