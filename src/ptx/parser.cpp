@@ -37,12 +37,20 @@ class Parser {
 
  private:
   // Token access with a little lookahead.
-  const Token& peek(unsigned k = 0) {
-    while (count_ <= k) buf_[(head_ + count_++) & (kLook - 1)] = lex_.next();
+  // The common case (the next token is already lexed) stays inline; filling is out of line.
+  const Token& peek() {
+    if (count_ == 0) fill(0);
+    return buf_[head_];
+  }
+  const Token& peek(unsigned k) {
+    if (count_ <= k) fill(k);
     return buf_[(head_ + k) & (kLook - 1)];
   }
+  [[gnu::noinline]] void fill(unsigned k) {
+    while (count_ <= k) buf_[(head_ + count_++) & (kLook - 1)] = lex_.next();
+  }
   Token take() {
-    peek();
+    if (count_ == 0) fill(0);
     last_ = buf_[head_];
     head_ = (head_ + 1) & (kLook - 1);
     --count_;
@@ -267,7 +275,7 @@ Directive Parser::parse_header_directive() {
 Directive Parser::parse_words_until_semicolon(Token name) {
   Directive d{std::string(name.text), {}, {}, name.loc};
   while (!at_eof() && !peek().is(';') && !peek().is('}')) d.args.emplace_back(take().text);
-  expect(';', fmt::format("'{}'", name.text));
+  if (!accept(';')) expect(';', fmt::format("'{}'", name.text));
   return d;
 }
 
@@ -646,7 +654,8 @@ void Parser::parse_instruction(Instruction& ins, std::optional<Guard> guard) {
       break;
     }
   }
-  if (!expect(';', fmt::format("'{}'", ins.full_opcode()))) {
+  // The message is only built when the ';' is missing: formatting it for every line cost 5%.
+  if (!accept(';') && !expect(';', fmt::format("'{}'", ins.full_opcode()))) {
     // Not consumed: the next statement starts here. Only skip if we are stuck on the same line.
     if (peek().loc.line == last_.loc.line && !peek().is('}')) skip_statement();
   }
