@@ -60,6 +60,11 @@ void check_names(CheckContext& ctx, const Instruction& ins, const Resolved& r);
 // Names in an operand: registers, symbols, labels (each with its location).
 void collect_names(const Operand& o, std::vector<const Expr*>& out);
 void collect_names(const Expr& e, std::vector<const Expr*>& out);
+// The manual's type-compatibility rule for a register of type `reg` used as `ins` (not ld/st/cvt).
+bool compatible_types(std::string_view reg, std::string_view ins);
+
+// check_fragments.cpp
+void check_fragments(CheckContext& ctx, const Instruction& ins, const Resolved& r);
 
 // check_llm_pitfalls.cpp
 void check_function_pitfalls(CheckContext& ctx, const Function& f);

@@ -117,6 +117,12 @@ namespace {
 //   same size: .bN matches anything of N bits; .uN and .sN match each other; floats match floats.
 //   ld/st/cvt: the register may be wider than the instruction type when it is .bN, or an
 //              integer register for an integer/bit instruction type.
+bool compatible(std::string_view reg, std::string_view ins, bool relaxed);
+}  // namespace
+
+bool compatible_types(std::string_view reg, std::string_view ins) { return compatible(reg, ins, false); }
+
+namespace {
 bool compatible(std::string_view reg, std::string_view ins, bool relaxed) {
   auto [rb, rk] = type_facts(reg);
   auto [ib, ik] = type_facts(ins);

@@ -139,6 +139,28 @@ TEST(Validator, IndirectCallsAgainstTheirPrototype) {
   EXPECT_THAT(ids(kernel(call + "call (r), %rd1, (a), protx;\n}")), ElementsAre("undeclared-label"));
 }
 
+TEST(Validator, MatrixFragmentsHaveTheirShapesRegisterCount) {
+  std::string regs = ".reg .b32 %m<20>;\n.reg .f32 %a<20>;\n.reg .u32 %q<8>;\n";
+  std::string ok = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%a1, %a2, %a3, %a4}, {%m1, %m2, %m3, %m4}, "
+                   "{%m5, %m6}, {%a5, %a6, %a7, %a8};";
+  EXPECT_THAT(ids(kernel(regs + ok), false), IsEmpty());
+  auto r = check(kernel(regs + "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%a1, %a2, %a3, %a4}, "
+                               "{%m1, %m2, %m3}, {%m5, %m6}, {%a5, %a6, %a7, %a8};"));
+  ASSERT_EQ(r.diags.error_count(), 1u);
+  EXPECT_EQ(r.diags.list()[0].check_id, "vector-width");
+  EXPECT_NE(r.diags.list()[0].message.find("takes 4 registers for A"), std::string::npos);
+  // .u32 registers for an .f16 fragment: ptxas says "Arguments mismatch".
+  EXPECT_THAT(ids(kernel(regs + "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%a1, %a2, %a3, %a4}, "
+                                "{%q1, %q2, %q3, %q4}, {%m5, %m6}, {%a5, %a6, %a7, %a8};"), false),
+              ElementsAre("operand-type"));
+  EXPECT_THAT(ids(kernel(regs + "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%a1, %a2, %a3, %a4}, %rd1, "
+                                "%rd2, 1, 1, 1, 0, 0;"), false),
+              ElementsAre("vector-width"));
+  EXPECT_THAT(ids(kernel(regs + "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%a1, %a2, %a3, %a4, %a5, %a6, "
+                                "%a7, %a8}, %rd1, %rd2, 1, 1, 1, 0, 0;"), false),
+              IsEmpty());
+}
+
 TEST(Validator, NeedsVersionAndTargetSayWhatWouldWork) {
   auto r = check(kernel("wgmma.fence.sync.aligned;", "sm_90", "8.0"));
   ASSERT_EQ(r.diags.list().size(), 1u);
