@@ -120,11 +120,13 @@ void check_version_and_target(CheckContext& ctx, const Instruction& ins) {
   }
   for (auto& have : ctx.facts.targets) {
     for (auto& q : reqs) {
-      if (satisfies(have, q.target)) continue;
+      if (q.met_by(have)) continue;
       auto& d = ctx.diags.error(ins.loc, fmt::format("'{}' is not supported on .target {}", q.what, have.str()),
                                 "needs-target");
       d.length = static_cast<uint32_t>(ins.full_opcode().size());
-      if (q.target.suffix == 'a')
+      if (q.any_of.size() > 1)
+        d.hint = fmt::format("it needs .target {} (or a later member of that family)", q.targets_text());
+      else if (q.target.suffix == 'a')
         d.hint = fmt::format("it needs exactly .target {} (architecture-specific features need the 'a' target)",
                              q.target.str());
       else if (q.target.suffix == 'f')

@@ -19,7 +19,7 @@ struct FamilyRules {
   std::vector<std::string_view> prefixes;      // "x*" patterns, without the '*'
   std::vector<std::vector<std::string_view>> forms;
   std::vector<const IsaOverride*> overrides;
-  Target min_target;
+  std::vector<Target> min_targets;
 };
 
 struct Index {
@@ -51,7 +51,7 @@ FamilyRules rules_for(const IsaFamily& f) {
   }
   for (auto& o : isa_overrides())
     if (o.family == f.name) r.overrides.push_back(&o);
-  r.min_target = *Target::parse(f.min_target);
+  r.min_targets = parse_target_list(f.min_target);
   return r;
 }
 
@@ -109,15 +109,38 @@ std::vector<IsaRequirement> requirements_of(const Instruction& ins) {
   const IsaFamily* f = find_family(ins.opcode, ins.mods, &consumed);
   if (!f) return reqs;
   const FamilyRules& rules = index().rules[static_cast<size_t>(f - isa_families().data())];
-  reqs.push_back({f->min_ptx, rules.min_target, std::string(f->name)});
+  reqs.push_back({f->min_ptx, rules.min_targets.front(), rules.min_targets, std::string(f->name)});
   for (const IsaOverride* o : rules.overrides) {
     for (size_t i = consumed; i < ins.mods.size(); ++i)
       if (ins.mods[i] == o->modifier) {
-        reqs.push_back({o->min_ptx, *Target::parse(o->min_target), std::string(f->name) + std::string(o->modifier)});
+        auto targets = parse_target_list(o->min_target);
+        reqs.push_back({o->min_ptx, targets.front(), targets, std::string(f->name) + std::string(o->modifier)});
         break;
       }
   }
   return reqs;
+}
+
+std::vector<Target> parse_target_list(std::string_view s) {
+  std::vector<Target> out;
+  for (auto part : split(s, '|')) {
+    auto t = Target::parse(part);
+    assert(t && "the ISA table names a target that does not parse");
+    out.push_back(*t);
+  }
+  return out;
+}
+
+bool IsaRequirement::met_by(const Target& have) const {
+  for (auto& t : any_of)
+    if (satisfies(have, t)) return true;
+  return false;
+}
+
+std::string IsaRequirement::targets_text() const {
+  std::string s;
+  for (size_t i = 0; i < any_of.size(); ++i) s += (i ? " or " : "") + any_of[i].str();
+  return s;
 }
 
 bool is_known_opcode(std::string_view opcode) { return index().opcodes.count(opcode) > 0; }

@@ -32,7 +32,7 @@ struct IsaFamily {
   std::string_view modifiers;   // allowed other modifiers; "*" = not checked; "x*" = prefix pattern
   std::string_view operands;    // forms separated by '|', e.g. "d,a,b|d,a,b,q"
   PtxVersion min_ptx;
-  std::string_view min_target;  // "sm_20", "sm_90a"
+  std::string_view min_target;  // "sm_20", "sm_90a", or alternatives "sm_100f|sm_120f"
   std::string_view example;     // an instruction that needs exactly min_ptx/min_target
   bool detailed = true;         // false: known by opcode only (modifiers and operands unchecked)
 };
@@ -72,9 +72,14 @@ char type_kind(std::string_view type);         // 'b' bits, 'u', 's', 'f', 'p' p
 // What one instruction needs: its family's minimum and every override its modifiers trigger.
 struct IsaRequirement {
   PtxVersion ptx;
-  Target target;
-  std::string what;  // "wgmma.mma_async", "add.bf16"
+  Target target;               // the first (lowest) target that provides it
+  std::vector<Target> any_of;  // every alternative: "sm_100f|sm_120f" in the table
+  std::string what;            // "wgmma.mma_async", "add.bf16"
+  bool met_by(const Target& have) const;
+  std::string targets_text() const;  // "sm_100f or sm_120f"
 };
+// "sm_100f|sm_120f" -> {sm_100f, sm_120f}; the table's min_target strings.
+std::vector<Target> parse_target_list(std::string_view s);
 std::vector<IsaRequirement> requirements_of(const Instruction& ins);
 
 // Does the family's modifier list allow `mod`?

@@ -22,11 +22,11 @@ struct Row {
 std::vector<Row> rows() {
   std::vector<Row> out;
   for (auto& f : isa_families())
-    if (!f.example.empty()) out.push_back({std::string(f.name), std::string(f.example), f.min_ptx, *Target::parse(f.min_target)});
+    if (!f.example.empty()) out.push_back({std::string(f.name), std::string(f.example), f.min_ptx, parse_target_list(f.min_target).front()});
   for (auto& o : isa_overrides())
     if (!o.example.empty())
       out.push_back({std::string(o.family) + std::string(o.modifier), std::string(o.example), o.min_ptx,
-                     *Target::parse(o.min_target)});
+                     parse_target_list(o.min_target).front()});
   return out;
 }
 
@@ -50,7 +50,7 @@ std::optional<PtxVersion> previous(PtxVersion v) {
 
 // The next lower target that still exists in CUDA 13's ptxas (sm_75 and later), or nullopt.
 std::optional<Target> lower_target(const Target& t) {
-  if (t.suffix == 'a') return Target{t.sm, 0};
+  if (t.suffix == 'a' || t.suffix == 'f') return Target{t.sm, 0};
   std::optional<Target> best;
   for (auto& k : known_targets())
     if (!k.suffix && k.sm < t.sm && k.sm >= 75 && k.sm != 88 && (!best || k.sm > best->sm)) best = k;
@@ -74,7 +74,6 @@ TEST(IsaAgreement, EveryExampleAgreesWithPtxas) {
     PtxVersion v = std::max(r.ptx, *min_version_for(t));
     toolchain::AssembleOptions opts;
     opts.arch = t.suffix ? t.str() : "sm_" + std::to_string(std::max(t.sm, 75)) + (t.sm == 90 ? "a" : "");
-    if (t.suffix == 'f') opts.arch = "sm_" + std::to_string(t.sm) + "a";
     auto run = [&](PtxVersion ver, Target tg, const std::string& arch) {
       toolchain::AssembleOptions o = opts;
       o.arch = arch;

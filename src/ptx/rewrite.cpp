@@ -105,9 +105,9 @@ bool rewrite_header(Module& m, const HeaderChange& change, Diagnostics& diags) {
         d.length = static_cast<uint32_t>(ins.full_opcode().size());
         ok = false;
       }
-      if (!satisfies(*target, r.target)) {
+      if (!r.met_by(*target)) {
         auto& d = diags.error(ins.loc, fmt::format("'{}' is not available on {} (needs {})", r.what, target->str(),
-                                                   r.target.str()), "needs-target");
+                                                   r.targets_text()), "needs-target");
         d.length = static_cast<uint32_t>(ins.full_opcode().size());
         ok = false;
       }
