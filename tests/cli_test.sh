@@ -12,6 +12,7 @@ expect() {  # expect <exit code> <pattern or ''> <args...>
   passed=$((passed+1))
 }
 expect 0 "commands:" --help
+expect 0 "^data: " --version
 expect 2 "commands:"
 expect 0 "usage|Usage" help check
 expect 2 "did you mean 'check'" chek

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
+#include "util/paths.h"
+
 #include "util/diagnostic.h"
 #include "util/subprocess.h"
 #include "util/text.h"
@@ -74,6 +78,16 @@ TEST(Subprocess, MissingProgramIsAnError) {
   auto r = run_process({"/nonexistent/tool"}, std::chrono::seconds(1));
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("cannot run"), std::string::npos);
+}
+
+TEST(Paths, DataDirIsFoundRelativeToTheBinary) {
+  unsetenv("PTXFORGE_DATA_DIR");
+  auto d = data_dir();  // from build/tests/ the walk up reaches the source tree
+  ASSERT_TRUE(d);
+  EXPECT_EQ(std::filesystem::weakly_canonical(*d), std::filesystem::weakly_canonical(PTXFORGE_SOURCE_DIR));
+  setenv("PTXFORGE_DATA_DIR", "/somewhere", 1);
+  EXPECT_EQ(data_dir(), std::optional<std::string>("/somewhere"));
+  unsetenv("PTXFORGE_DATA_DIR");
 }
 
 TEST(TempDir, IsRemoved) {

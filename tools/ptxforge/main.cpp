@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "util/paths.h"
 #include "util/text.h"
 
 using namespace ptxforge;
@@ -46,7 +47,8 @@ int main(int argc, char** argv) {
     return args.empty() ? cli::kExitUsage : cli::kExitOk;
   }
   if (args[0] == "--version") {
-    std::cout << "ptxforge 0.1.0\n";
+    auto data = data_dir();
+    std::cout << "ptxforge 0.1.0\ndata: " << (data ? *data : std::string("(not found)")) << "\n";
     return cli::kExitOk;
   }
   if (args[0] == "help") {
