@@ -3,6 +3,7 @@
 // [needs-version, needs-target], does its state space match the variable it addresses
 // [state-space, param-space], and does a direct call match the callee [call-signature].
 #include <algorithm>
+#include <cstdint>
 
 #include <fmt/format.h>
 

@@ -99,17 +99,10 @@ Result<AssembleResult> assemble_with_nvjitlink(std::string_view ptx, const Assem
   int rc = lib.add_data(h, kInputPtx, data.data(), data.size(), "k.ptx");
   if (rc == 0) rc = lib.complete(h);
   r.log = read_log(h, lib.error_size, lib.error_log) + read_log(h, lib.info_size, lib.info_log);
-  // The info log repeats ptxas's -v lines with an "info    :" prefix; normalise to ptxas's.
-  std::string normalised;
-  for (size_t pos = 0; pos < r.log.size();) {
-    size_t end = r.log.find('\n', pos);
-    if (end == std::string::npos) end = r.log.size();
-    std::string line = r.log.substr(pos, end - pos);
-    if (line.rfind("ptxas", 0) != 0 && line.rfind("info", 0) == 0) line = "ptxas " + line;
-    normalised += line + "\n";
-    pos = end + 1;
-  }
-  parse_ptxas_output(normalised, ptx, r);
+  // ptxas's own lines keep their "ptxas" prefix; the linker's summary lines ("info    :
+  // Function properties for 'k':") describe the linked image and are left out, so both
+  // backends report the same per-function figures.
+  parse_ptxas_output(r.log, ptx, r);
   if (rc == 0) {
     size_t n = 0;
     if (lib.cubin_size(h, &n) == 0 && n > 0) {

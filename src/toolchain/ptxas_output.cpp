@@ -82,7 +82,9 @@ void parse_ptxas_output(std::string_view log, std::string_view source, AssembleR
   };
   for (auto raw : split(log, '\n')) {
     std::string line(trim(raw));
-    if (line.empty()) continue;
+    // nvJitLink adds its linker's summary ("info    : Function properties for 'k':"); it
+    // describes the linked image, not what ptxas reported, so it is left out.
+    if (line.empty() || starts_with(line, "info")) continue;
     std::smatch m;
     for (auto it = std::sregex_iterator(line.begin(), line.end(), code); it != std::sregex_iterator(); ++it)
       out.info_codes.push_back((*it)[1]);

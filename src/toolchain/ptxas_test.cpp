@@ -91,6 +91,7 @@ TEST(NvJitLink, AgreesWithPtxas) {
   ASSERT_TRUE(a);
   EXPECT_TRUE(b->ok) << b->log;
   EXPECT_FALSE(b->cubin.empty());
+  ASSERT_EQ(b->functions.size(), a->functions.size()) << b->log;
   ASSERT_NE(b->find("k"), nullptr) << b->log;
   EXPECT_EQ(b->find("k")->registers, a->find("k")->registers);
   std::string bad = kGood;

@@ -24,9 +24,11 @@ std::optional<std::string> data_dir() {
   // Installed: <prefix>/bin/ptxforge next to <prefix>/share/ptxforge.
   fs::path installed = exe.parent_path().parent_path() / PTXFORGE_DATA_SUBDIR;
   if (fs::is_directory(installed, ec)) return installed.string();
-  // In a build tree: walk up to the source tree that holds examples/.
+  // In a build tree: walk up to the source tree that holds examples/, or, for a build
+  // directory outside the sources, the source tree this binary was configured from.
   for (fs::path dir = exe.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path())
     if (fs::is_directory(dir / "examples", ec) && fs::exists(dir / "CMakeLists.txt", ec)) return dir.string();
+  if (fs::is_directory(fs::path(PTXFORGE_SOURCE_DIR) / "examples", ec)) return std::string(PTXFORGE_SOURCE_DIR);
   return std::nullopt;
 }
 

@@ -9,7 +9,8 @@
 namespace ptxforge {
 
 std::string executable_path();
-// <prefix>/share/ptxforge when installed; the source tree when run from a build directory.
+// $PTXFORGE_DATA_DIR; <prefix>/share/ptxforge when installed; the source tree when run from
+// a build directory (found by walking up, or the one it was configured from).
 std::optional<std::string> data_dir();
 std::string cuda_home();
 // A CUDA tool by name ("ptxas"): <cuda_home>/bin/<name>, else PATH; nullopt if neither.
