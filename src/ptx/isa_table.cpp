@@ -120,6 +120,7 @@ static const std::vector<IsaFamily> kFamilies = {
   {"movmatrix", S("warp-level-matrix-instructions-movmatrix"), ".b16", ".sync .aligned .m8n8 .trans", "x,x", {7,8}, "sm_75", "movmatrix.sync.aligned.m8n8.trans.b16 %r1, %r2;"},
   {"mma", S("warp-level-matrix-instructions-mma"), ".f16 .f32 .f64 .bf16 .tf32 .s8 .u8 .s4 .u4 .b1 .s32 .e4m3 .e5m2 .e3m2 .e2m3 .e2m1 .f8f6f4", ".sync .aligned .row .col .satfinite .and .xor .popc .m8n8k4 .m8n8k16 .m8n8k32 .m8n8k128 .m16n8k4 .m16n8k8 .m16n8k16 .m16n8k32 .m16n8k64 .m16n8k128 .m16n8k256 .kind::* .block_scale .scale_vec::*", "x,x,x,x|x,x,x,x,x,x,x,x,x,x,x", {6,4}, "sm_70", "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, {%r1, %r2}, {%r3, %r4}, {%f9, %f10, %f11, %f12, %f13, %f14, %f15, %f16};"},
   {"mma.sp", S("warp-level-matrix-instructions-mma-sp"), "", "*", "*", {7,1}, "sm_80", "", false},
+  {"mma.sp::ordered_metadata", S("warp-level-matrix-instructions-mma-sp"), "", "*", "*", {8,5}, "sm_80", "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2}, {%r3, %r4}, {%f5, %f6, %f7, %f8}, %r5, 0x0;", false},
   {"wmma.load", S("warp-level-matrix-instructions-wmma-ld"), "", "*", "*", {6,0}, "sm_70", "", false},
   {"wmma.store", S("warp-level-matrix-instructions-wmma-st"), "", "*", "*", {6,0}, "sm_70", "", false},
   {"wmma.mma", S("warp-level-matrix-instructions-wmma-mma"), "", "*", "*", {6,0}, "sm_70", "", false},
