@@ -544,6 +544,7 @@ Block Parser::parse_block(int depth) {
     return b;
   }
   take();  // {
+  if (depth == 0) b.stmts.reserve(64);  // function bodies: skip the first few regrowths
   while (!at_eof() && !stopped_) {
     if (accept('}')) return b;
     if (!parse_statement(b, depth)) continue;
