@@ -1,7 +1,8 @@
-// Reading ptxas's output. The formats are fixed (see PTX-FACTS): messages are
+// Reading ptxas's output. The formats are fixed: messages are
 // "ptxas <file>, line N; <severity padded to 8> : <text>", resource lines follow -v.
 #include <charconv>
-#include <regex>
+#include <cstdlib>
+#include <optional>
 
 #include "toolchain/ptxas.h"
 #include "util/text.h"
@@ -55,87 +56,132 @@ Severity severity_of(std::string_view s) {
   return Severity::error;  // error, fatal
 }
 
+// The pieces of ptxas's output, read by hand (std::regex is slow and, under g++ 12 with
+// sanitizers, noisy).
+bool all_digits(std::string_view s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// The number that ends just before position `end`: "4096 bytes smem" -> 4096.
+std::optional<int> number_ending_at(std::string_view line, size_t end) {
+  size_t begin = end;
+  while (begin > 0 && line[begin - 1] >= '0' && line[begin - 1] <= '9') --begin;
+  if (begin == end) return std::nullopt;
+  return to_int(line.substr(begin, end - begin));
+}
+
+std::optional<int> number_before(std::string_view line, std::string_view suffix) {
+  size_t at = line.find(suffix);
+  return at == std::string_view::npos ? std::nullopt : number_ending_at(line, at);
+}
+
+std::optional<int> number_after(std::string_view line, std::string_view prefix) {
+  size_t at = line.find(prefix);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view rest = line.substr(at + prefix.size());
+  size_t n = 0;
+  while (n < rest.size() && rest[n] >= '0' && rest[n] <= '9') ++n;
+  if (n == 0) return std::nullopt;
+  return to_int(rest.substr(0, n));
+}
+
+// The first '...'-quoted word at or after `from`.
+std::string_view quoted(std::string_view s, size_t from) {
+  if (from == std::string_view::npos) return {};
+  size_t a = s.find('\'', from);
+  if (a == std::string_view::npos) return {};
+  size_t b = s.find('\'', a + 1);
+  return b == std::string_view::npos ? std::string_view{} : s.substr(a + 1, b - a - 1);
+}
+
+// "ptxas k.ptx, line 9; error   : msg" or "ptxas fatal   : msg" as a Diagnostic.
+std::optional<Diagnostic> message_of(std::string_view line, std::string_view source) {
+  if (!starts_with(line, "ptxas ")) return std::nullopt;
+  std::string_view rest = line.substr(6);
+  Diagnostic d;
+  d.check_id = "ptxas";
+  size_t sem = rest.find("; ");
+  size_t at_line = rest.find(", line ");
+  bool located = at_line != std::string_view::npos && sem != std::string_view::npos && at_line < sem;
+  if (located) {
+    auto n = number_after(rest.substr(at_line), ", line ");
+    if (!n) return std::nullopt;
+    d.loc.line = static_cast<uint32_t>(*n);
+    rest = rest.substr(sem + 2);
+  }
+  size_t colon = rest.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  std::string_view severity = trim(rest.substr(0, colon));
+  if (severity != "error" && severity != "warning" && severity != "fatal" && severity != "info") return std::nullopt;
+  d.severity = severity_of(severity);
+  d.message = std::string(trim(rest.substr(colon + 1)));
+  if (!located) {
+    if (d.message == "Ptx assembly aborted due to errors") return std::nullopt;  // always last; nothing new
+    if (d.severity == Severity::note && d.message.find("(C") == std::string::npos) return std::nullopt;  // -v chatter
+  } else {
+    d.loc.col = column_for(d.message, line_of(source, d.loc.line));
+  }
+  if (!d.message.empty() && d.message.back() == '.') d.message.pop_back();
+  return d;
+}
+
 }  // namespace
 
 void parse_ptxas_output(std::string_view log, std::string_view source, AssembleResult& out) {
-  static const std::regex located(R"(^ptxas (.*), line (\d+); (error|warning|fatal|info)\s*: (.*)$)");
-  static const std::regex plain(R"(^ptxas (error|warning|fatal|info)\s*: (.*)$)");
-  static const std::regex compiling(R"(Compiling (entry function|function) '([^']+)' for '([^']+)')");
-  static const std::regex props(R"(Function properties for (\S+))");
-  static const std::regex frame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
-  static const std::regex used(R"(Used (\d+) registers)");
-  static const std::regex barriers(R"(used (\d+) barriers)");
-  static const std::regex smem(R"((\d+) bytes smem)");
-  static const std::regex cmem(R"((\d+) bytes cmem\[\d+\])");
-  static const std::regex lmem(R"((\d+) bytes lmem)");
-  static const std::regex cumulative(R"((\d+) bytes cumulative stack size)");
-  static const std::regex compile_time(R"(Compile time = ([0-9.]+) ms)");
-  static const std::regex code(R"(\((C\d{4})\))");
-
   FunctionResources* current = nullptr;
-  auto function_named = [&](const std::string& name) -> FunctionResources* {
+  auto function_named = [&](std::string_view name) -> FunctionResources* {
     for (auto& f : out.functions)
       if (f.name == name) return &f;
     out.functions.push_back(FunctionResources{});
-    out.functions.back().name = name;
+    out.functions.back().name = std::string(name);
     return &out.functions.back();
   };
   for (auto raw : split(log, '\n')) {
-    std::string line(trim(raw));
+    std::string_view line = trim(raw);
     // nvJitLink adds its linker's summary ("info    : Function properties for 'k':"); it
     // describes the linked image, not what ptxas reported, so it is left out.
     if (line.empty() || starts_with(line, "info")) continue;
-    std::smatch m;
-    for (auto it = std::sregex_iterator(line.begin(), line.end(), code); it != std::sregex_iterator(); ++it)
-      out.info_codes.push_back((*it)[1]);
-    if (std::regex_search(line, m, compiling)) {
-      current = function_named(m[2]);
-      current->is_entry = m[1] == "entry function";
-      current->arch = m[3];
+    for (size_t at = line.find("(C"); at != std::string_view::npos; at = line.find("(C", at + 1))
+      if (at + 7 <= line.size() && line[at + 6] == ')' && all_digits(line.substr(at + 2, 4)))
+        out.info_codes.emplace_back(line.substr(at + 1, 5));
+    if (size_t at = line.find("Compiling "); at != std::string_view::npos) {
+      std::string_view rest = line.substr(at + 10);
+      bool entry = starts_with(rest, "entry function '");
+      if (entry || starts_with(rest, "function '")) {
+        auto name = quoted(rest, 0);
+        current = function_named(name);
+        current->is_entry = entry;
+        current->arch = std::string(quoted(rest, rest.find(" for ")));
+        continue;
+      }
+    }
+    if (size_t at = line.find("Function properties for "); at != std::string_view::npos) {
+      current = function_named(trim(line.substr(at + 24)));
       continue;
     }
-    if (std::regex_search(line, m, props)) {
-      current = function_named(m[1]);
+    if (current && line.find("bytes stack frame") != std::string_view::npos) {
+      current->stack_frame = number_before(line, " bytes stack frame").value_or(0);
+      current->spill_stores = number_before(line, " bytes spill stores").value_or(0);
+      current->spill_loads = number_before(line, " bytes spill loads").value_or(0);
       continue;
     }
-    if (std::regex_search(line, m, frame) && current) {
-      current->stack_frame = to_int(m.str(1));
-      current->spill_stores = to_int(m.str(2));
-      current->spill_loads = to_int(m.str(3));
-      continue;
-    }
-    if (std::regex_search(line, m, used) && current) {
-      current->registers = to_int(m.str(1));
-      if (std::regex_search(line, m, barriers)) current->barriers = to_int(m.str(1));
-      if (std::regex_search(line, m, smem)) current->shared_bytes = to_int(m.str(1));
-      if (std::regex_search(line, m, lmem)) current->local_bytes = to_int(m.str(1));
-      if (std::regex_search(line, m, cumulative)) current->cumulative_stack = to_int(m.str(1));
+    if (current && line.find("Used ") != std::string_view::npos && line.find(" registers") != std::string_view::npos) {
+      current->registers = number_after(line, "Used ").value_or(0);
+      current->barriers = number_after(line, "used ").value_or(0);
+      current->shared_bytes = number_before(line, " bytes smem").value_or(0);
+      current->local_bytes = number_before(line, " bytes lmem").value_or(0);
+      current->cumulative_stack = number_before(line, " bytes cumulative stack size").value_or(0);
       current->const_bytes = 0;
-      for (auto it = std::sregex_iterator(line.begin(), line.end(), cmem); it != std::sregex_iterator(); ++it)
-        current->const_bytes += to_int((*it)[1].str());
+      for (size_t at = line.find(" bytes cmem["); at != std::string_view::npos; at = line.find(" bytes cmem[", at + 1))
+        current->const_bytes += number_ending_at(line, at).value_or(0);
       continue;
     }
-    if (std::regex_search(line, m, compile_time) && current) {
-      current->compile_ms = std::stod(m.str(1));
+    if (current && line.find("Compile time = ") != std::string_view::npos) {
+      std::string_view v = line.substr(line.find("Compile time = ") + 15);
+      current->compile_ms = std::strtod(std::string(v.substr(0, v.find(' '))).c_str(), nullptr);
       continue;
     }
-    Diagnostic d;
-    d.check_id = "ptxas";
-    if (std::regex_match(line, m, located)) {
-      d.severity = severity_of(m.str(3));
-      d.loc.line = static_cast<uint32_t>(to_int(m.str(2)));
-      d.message = m.str(4);
-      d.loc.col = column_for(d.message, line_of(source, d.loc.line));
-    } else if (std::regex_match(line, m, plain)) {
-      d.severity = severity_of(m.str(1));
-      d.message = m.str(2);
-      if (d.message == "Ptx assembly aborted due to errors") continue;  // always last; says nothing new
-      if (d.severity == Severity::note && !std::regex_search(d.message, code)) continue;  // plain -v chatter
-    } else {
-      continue;
-    }
-    if (!d.message.empty() && d.message.back() == '.') d.message.pop_back();
-    out.diags.add(std::move(d));
+    if (auto d = message_of(line, source)) out.diags.add(std::move(*d));
   }
   out.diags.sort_by_location();  // the JIT log is not in line order
 }
