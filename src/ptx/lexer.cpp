@@ -174,12 +174,10 @@ Token Lexer::lex_number(size_t start, SourceLoc loc) {
   if (!is_float && (peek(0) == 'U' || peek(0) == 'u')) bump(1);
   Token t = make(is_float ? Tok::floating : Tok::integer, start, loc);
   if (is_ident_char(peek(0))) {
-    size_t s = pos_;
     while (pos_ < src_.size() && is_ident_char(src_[pos_])) bump(1);
     report(loc, static_cast<uint32_t>(pos_ - start),
            fmt::format("malformed number '{}'", src_.substr(start, pos_ - start)), "bad-literal",
            "identifiers cannot start with a digit");
-    (void)s;
     return make(Tok::bad, start, loc);
   }
   return t;
