@@ -1,5 +1,6 @@
-// Matrix fragments: the number of registers each thread passes to mma.sync and
-// wgmma.mma_async follows from the shape and the element types [vector-width], and the
+// Matrix fragments: the number of registers each thread passes to mma.sync,
+// wgmma.mma_async, ldmatrix and stmatrix follows from the shape, the element types and .xN
+// [vector-width], and the
 // registers must be of the fragment's width [operand-type]. ptxas reports these as
 // "Argument vector size mismatch" without saying what it expected; we say how many.
 #include <charconv>
@@ -102,9 +103,42 @@ void check_fragment(CheckContext& ctx, const Instruction& ins, size_t index, con
   d.notes.push_back({first_bad_decl->loc, "declared here"});
 }
 
+// ldmatrix/stmatrix .m8n8 .xN: a {...} of exactly N 32-bit registers (ptxas: "Vector of size N
+// is expected", also for .x1 with a bare register).
+void check_matrix_move(CheckContext& ctx, const Instruction& ins, size_t data_index) {
+  if (!ins.has_mod(".m8n8") || data_index >= ins.operands.size()) return;
+  int want = ins.has_mod(".x1") ? 1 : ins.has_mod(".x2") ? 2 : ins.has_mod(".x4") ? 4 : 0;
+  if (want == 0) return;
+  const Operand& o = ins.operands[data_index];
+  if (o.kind != Operand::Kind::vector || static_cast<int>(o.elems.size()) != want) {
+    auto& d = ctx.diags.error(o.loc, fmt::format("'{}' moves {} 8x8 matri{} and needs a {{...}} of {} register{}",
+                                                 ins.full_opcode(), want, want == 1 ? "x" : "ces", want,
+                                                 want == 1 ? "" : "s"),
+                              "vector-width");
+    d.length = static_cast<uint32_t>(print(o).size());
+    if (o.kind != Operand::Kind::vector) d.hint = fmt::format("write {{{}}}", print(o));
+    return;
+  }
+  for (auto& e : o.elems) {
+    if (e.kind != Operand::Kind::expr || e.expr.kind != Expr::Kind::name) continue;
+    const SymbolInfo* s = ctx.scopes.find(e.expr.text);
+    if (!s || s->kind != SymbolInfo::Kind::reg) continue;
+    auto [bits, kind] = type_facts(s->type);
+    if (bits == 32 && kind != 'p') continue;
+    auto& d = ctx.diags.error(e.loc, fmt::format("'{}' is {}, but each register of '{}' holds 32 bits", e.expr.text,
+                                                 s->type, ins.full_opcode()),
+                              "operand-type");
+    d.length = static_cast<uint32_t>(e.expr.text.size());
+    d.notes.push_back({s->loc, "declared here"});
+    return;
+  }
+}
+
 }  // namespace
 
 void check_fragments(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
+  if (r.family->name == "ldmatrix") return check_matrix_move(ctx, ins, 0);
+  if (r.family->name == "stmatrix") return check_matrix_move(ctx, ins, 1);
   auto shape = shape_of(ins);
   if (!shape) return;
   for (auto& m : ins.mods)

@@ -277,7 +277,9 @@ void check_instruction(CheckContext& ctx, const Instruction& ins) {
   check_version_and_target(ctx, ins);
   check_names(ctx, ins, r);
   if (r.family->detailed) check_operands(ctx, ins, r);
-  if (r.family->name == "mma" || r.family->name == "wgmma.mma_async") check_fragments(ctx, ins, r);
+  if (r.family->name == "mma" || r.family->name == "wgmma.mma_async" || r.family->name == "ldmatrix" ||
+      r.family->name == "stmatrix")
+    check_fragments(ctx, ins, r);
   check_state_space(ctx, ins, r);
   if (r.family->name == "call") check_call(ctx, ins);
 }

@@ -161,6 +161,17 @@ TEST(Validator, MatrixFragmentsHaveTheirShapesRegisterCount) {
               IsEmpty());
 }
 
+TEST(Validator, LdmatrixAndStmatrixRegisterCounts) {
+  std::string s = ".shared .align 16 .b8 tile[1024];\n";
+  auto body = [&](const std::string& b) { return kernel(b, "sm_90a", "8.0", s); };
+  EXPECT_THAT(ids(body("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [tile];"), false), IsEmpty());
+  EXPECT_THAT(ids(body("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2}, [tile];"), false),
+              ElementsAre("vector-width"));
+  EXPECT_THAT(ids(body("ldmatrix.sync.aligned.m8n8.x1.shared.b16 %r1, [tile];"), false), ElementsAre("vector-width"));
+  EXPECT_THAT(ids(body("stmatrix.sync.aligned.m8n8.x2.shared.b16 [tile], {%rd1, %rd2};"), false),
+              ElementsAre("operand-type"));
+}
+
 TEST(Validator, NeedsVersionAndTargetSayWhatWouldWork) {
   auto r = check(kernel("wgmma.fence.sync.aligned;", "sm_90", "8.0"));
   ASSERT_EQ(r.diags.list().size(), 1u);
