@@ -11,7 +11,8 @@ CheckResult check_source(std::string_view text, const ValidateOptions& opts) {
   // checking; after a real syntax error the tree is partial and checks would only add noise.
   bool syntax_errors = false;
   for (auto& d : r.diags.list())
-    if (d.severity == Severity::error && d.check_id != "markdown-fence" && d.check_id != "prose-in-ptx")
+    if (d.severity == Severity::error && d.check_id != "markdown-fence" && d.check_id != "prose-in-ptx" &&
+        d.check_id != "preprocessor")
       syntax_errors = true;
   if (!syntax_errors) validate(r.module, r.diags, opts);
   r.diags.sort_by_location();

@@ -63,6 +63,12 @@ bool Lexer::skip_text_line_if_not_ptx() {
     advance(line.size());
     return true;
   }
+  if (line[0] == '#') {
+    report(loc, len, "preprocessor directive in PTX", "preprocessor",
+           "ptxas runs no preprocessor: expand #define/#include/#if before assembling");
+    advance(line.size());
+    return true;
+  }
   // Prose: three or more plain words, no PTX punctuation at all.
   if (!is_alpha(line[0])) return false;
   int words = 0;
@@ -113,7 +119,7 @@ void Lexer::skip_space_and_comments() {
       } else {
         advance(end + 2 - pos_);
       }
-    } else if ((c == '`' || c == '~' || (is_alpha(c) && col_ == 1)) && at_line_start()) {
+    } else if ((c == '`' || c == '~' || c == '#' || (is_alpha(c) && col_ == 1)) && at_line_start()) {
       // Prose is looked for only in lines that start at column 1, as a reply's text does;
       // indented lines are code, and skipping them keeps the lexer fast.
       if (!skip_text_line_if_not_ptx()) return;

@@ -73,6 +73,15 @@ TEST(Lexer, MarkdownFenceAndProseAreReportedAndSkipped) {
   EXPECT_EQ(t[0].text, "ret");
 }
 
+TEST(Lexer, PreprocessorLinesAreReportedAndSkipped) {
+  Diagnostics d;
+  auto t = lex_all("#define N 4\n  #include \"x.h\"\nret;\n", d);
+  ASSERT_EQ(d.list().size(), 2u);
+  EXPECT_EQ(d.list()[0].check_id, "preprocessor");
+  EXPECT_EQ(d.list()[1].loc.line, 2u);
+  ASSERT_EQ(t.size(), 2u);  // ret ;
+}
+
 TEST(Lexer, LabelLineWithInstructionIsNotProse) {
   Diagnostics d;
   lex_all("done: ret;\nbar.sync 0;\nexit;", d);
