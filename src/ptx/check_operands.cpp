@@ -410,7 +410,8 @@ void check_operands(CheckContext& ctx, const Instruction& ins, const Resolved& r
         std::string_view type = k == 's' ? (r.src_type.empty() ? r.type : r.src_type) : r.type;
         if (type.empty()) break;
         char kind = k;
-        if (k == 'w' || (k == 'd' && wide)) {
+        // .wide: the destination, and mad's addend, are twice the instruction type's width.
+        if (k == 'w' || (wide && (k == 'd' || (f.name == "mad" && i == 3)))) {
           type = widen(type);
           if (type.empty()) break;
           kind = 'w';

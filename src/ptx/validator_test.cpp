@@ -86,6 +86,9 @@ TEST(Validator, RelaxedTypeRulesMatchPtxas) {
   EXPECT_THAT(ids(kernel("setp.eq.f32 %p1, %u1, %f2;"), false), ElementsAre("operand-type"));
   EXPECT_THAT(ids(kernel("shl.b32 %r1, %r2, %rd1;"), false), ElementsAre("operand-type"));
   EXPECT_THAT(ids(kernel("mul.wide.u32 %r3, %r1, %r2;"), false), ElementsAre("operand-type"));
+  // mad.wide: the addend is as wide as the destination.
+  EXPECT_THAT(ids(kernel("mad.wide.s32 %rd1, %r1, 4, %rd2;"), false), IsEmpty());
+  EXPECT_THAT(ids(kernel("mad.wide.s32 %rd1, %r1, 4, %r2;"), false), ElementsAre("operand-type"));
 }
 
 TEST(Validator, ImmediateSorts) {

@@ -2,7 +2,8 @@
 # Corpus test: compiles every tests/corpus/*.cu with nvcc (sm_80, sm_90, sm_90a at -O3, and
 # sm_90a with -G, or the archs its "// corpus-archs:" line names), then checks each module:
 # zero front-end diagnostics, print/parse round trip to an equal AST, and the printed module
-# assembled by ptxas with the same resource usage as the original.
+# assembled by ptxas with the same resource usage as the original. tests/handwritten/*.ptx
+# (PTX written by hand, as a model would) goes through the same checks.
 set -euo pipefail
 checker=$1
 out=$2
@@ -24,4 +25,5 @@ for src in "$here"/*.cu; do
 done
 printf '%s\n' "${jobs[@]}" | xargs -P "$(nproc)" -L 1 bash -c \
   '"$0" -arch="$2" "$3" -ptx "$1" -o "$4" 2>"$4.log" || { echo "nvcc failed: $1 $2 $3"; cat "$4.log"; exit 255; }' "$nvcc"
-exec "$checker" "$out"/*.ptx
+# Hand-written modules in the style models write are held to the same standard.
+exec "$checker" "$out"/*.ptx "$here"/../handwritten/*.ptx
