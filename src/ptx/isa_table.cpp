@@ -96,7 +96,7 @@ static const std::vector<IsaFamily> kFamilies = {
   {"discard", S("data-movement-and-conversion-instructions-discard"), "", ".global .L2", "m,i", {7,4}, "sm_80", "discard.global.L2 [%rd1], 128;"},
   {"createpolicy", S("data-movement-and-conversion-instructions-createpolicy"), ".b64", ".fractional .range .L2::* .global", "*", {7,4}, "sm_80", "createpolicy.fractional.L2::evict_last.b64 %rd1, 1.0;"},
   {"isspacep", S("data-movement-and-conversion-instructions-isspacep"), "", ".const .global .local .shared .shared::cta .shared::cluster .param .param::entry", "p,x", {2,0}, "sm_20", "isspacep.global %p1, %rd1;"},
-  {"cvta", S("data-movement-and-conversion-instructions-cvta"), ".u32 .u64", ".to .global .shared .shared::cta .shared::cluster .local .const .param .param::entry", "d,x", {2,0}, "sm_20", "cvta.to.global.u64 %rd1, %rd2;"},
+  {"cvta", S("data-movement-and-conversion-instructions-cvta"), ".u32 .u64", ".to .global .shared .shared::cta .shared::cluster .local .const .param .param::entry", "d,a", {2,0}, "sm_20", "cvta.to.global.u64 %rd1, %rd2;"},
   {"cvt", S("data-movement-and-conversion-instructions-cvt"), CVT_TYPES, RND " .rni .rzi .rmi .rpi .rna .rs .ftz .sat .relu .satfinite .scaled::n2::ue8m0", "d,s|d,s,s|d,x,x", {1,0}, "sm_20", "cvt.u32.u16 %r1, %h1;"},
   {"cvt.pack", S("data-movement-and-conversion-instructions-cvt-pack"), ".u2 .s2 .u4 .s4 .u8 .s8 .u16 .s16 .u32 .s32 .b32", ".sat", "x,x,x,x", {6,5}, "sm_72", "cvt.pack.sat.u8.s32.b32 %r1, %r2, %r3, %r4;"},
   {"mapa", S("data-movement-and-conversion-instructions-mapa"), ".u32 .u64", ".shared::cluster", "d,a,u", {7,8}, "sm_90", "mapa.u64 %rd1, %rd2, %r1;"},
