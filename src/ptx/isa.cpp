@@ -114,7 +114,8 @@ std::vector<IsaRequirement> requirements_of(const Instruction& ins) {
     for (size_t i = consumed; i < ins.mods.size(); ++i)
       if (ins.mods[i] == o->modifier) {
         auto targets = parse_target_list(o->min_target);
-        reqs.push_back({o->min_ptx, targets.front(), targets, std::string(f->name) + std::string(o->modifier)});
+        // Name the instruction as written ("fence.proxy.async.shared::cta"), not family+modifier.
+        reqs.push_back({o->min_ptx, targets.front(), targets, ins.full_opcode()});
         break;
       }
   }
