@@ -362,6 +362,12 @@ void check_operands(CheckContext& ctx, const Instruction& ins, const Resolved& r
     d.length = static_cast<uint32_t>(opname.size());
     return;
   }
+  if ((f.name == "min" || f.name == "max") && n == 4 && r.type != ".f32") {
+    auto& d = ctx.diags.error(ins.loc, fmt::format("'{}' takes 3 operands; the three-input form exists only for .f32",
+                                                   opname), "operand-count");
+    d.length = static_cast<uint32_t>(opname.size());
+    return;
+  }
   OperandChecker c{ctx, ins, r, opname};
   bool relaxed = f.name == "ld" || f.name == "st" || f.name == "ldu" || f.name == "cvt";
   bool wide = ins.has_mod(".wide");

@@ -110,6 +110,9 @@ std::vector<IsaRequirement> requirements_of(const Instruction& ins) {
   if (!f) return reqs;
   const FamilyRules& rules = index().rules[static_cast<size_t>(f - isa_families().data())];
   reqs.push_back({f->min_ptx, rules.min_targets.front(), rules.min_targets, std::string(f->name)});
+  // Forms rather than modifiers: three-input min/max (PTX 8.8, sm_100; confirmed with ptxas).
+  if ((f->name == "min" || f->name == "max") && ins.operands.size() == 4)
+    reqs.push_back({{8, 8}, Target{100, 0}, {Target{100, 0}}, std::string(f->name) + " with three inputs"});
   for (const IsaOverride* o : rules.overrides) {
     for (size_t i = consumed; i < ins.mods.size(); ++i)
       if (ins.mods[i] == o->modifier) {

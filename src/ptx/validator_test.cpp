@@ -197,6 +197,13 @@ TEST(Validator, FamilyTargetsAndAlternatives) {
   EXPECT_NE(r.diags.list()[0].hint.find("sm_100f or sm_120f"), std::string::npos);
 }
 
+TEST(Validator, ThreeInputMinMax) {
+  EXPECT_THAT(ids(kernel("max.f32 %f1, %f2, %f3, %f4;", "sm_100", "8.8"), false), IsEmpty());
+  EXPECT_THAT(ids(kernel("max.f32 %f1, %f2, %f3, %f4;", "sm_90a", "8.8"), false), ElementsAre("needs-target"));
+  EXPECT_THAT(ids(kernel("max.f32 %f1, %f2, %f3, %f4;", "sm_100", "8.6"), false), ElementsAre("needs-version"));
+  EXPECT_THAT(ids(kernel("max.s32 %r1, %r2, %r3, %r4;", "sm_100", "8.8"), false), ElementsAre("operand-count"));
+}
+
 TEST(Validator, HeaderProblems) {
   EXPECT_THAT(ids(".entry k() { ret; }"), ElementsAre("missing-version", "missing-target"));
   EXPECT_THAT(ids(".version 7.8\n.target sm_90a\n.entry k() { ret; }"), ElementsAre("version-target"));
