@@ -77,7 +77,22 @@ void check_names(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
       const std::string& t = n->text;
       if (t == "_") continue;
       if (t[0] == '%') {
-        if (ctx.scopes.find(t) || is_special_register(t)) continue;
+        if (ctx.scopes.find(t)) continue;
+        if (size_t dot = t.find('.'); dot != std::string::npos && is_special_register(t)) {
+          // `.reg .b32 %tid;` hides the special register: ptxas then reads `%tid.x` as a
+          // video selector on the register and rejects it.
+          std::string_view base = std::string_view(t).substr(0, dot);
+          if (const SymbolInfo* s = ctx.scopes.find(base)) {
+            auto& d = ctx.diags.error(n->loc, fmt::format("'{}' is declared as a register, which hides the special register, "
+                                                          "so '{}' is not the special register's component", base, t),
+                                      "shadowed-special-reg");
+            d.length = static_cast<uint32_t>(t.size());
+            d.notes.push_back({s->loc, "declared here"});
+            d.hint = fmt::format("rename the register (e.g. %r_{}) so that {} reads the special register", base.substr(1), t);
+            continue;
+          }
+        }
+        if (is_special_register(t)) continue;
         report_undeclared_reg(ctx, *n);
         continue;
       }

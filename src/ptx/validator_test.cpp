@@ -34,6 +34,12 @@ TEST(Validator, UndeclaredRegisterPointsAtIt) {
   EXPECT_NE(d.hint.find("%r<43>"), std::string::npos);
 }
 
+TEST(Validator, RegisterNamedLikeASpecialRegisterHidesIt) {
+  // ptxas accepts the declaration but rejects %ntid.x as a video selector on the register.
+  EXPECT_THAT(ids(kernel(".reg .b32 %ntid;\nmov.u32 %r1, %ntid.x;")), ElementsAre("shadowed-special-reg"));
+  EXPECT_THAT(ids(kernel(".reg .b32 %ntid;\nmov.u32 %ntid, 4;\nmov.u32 %r1, %tid.x;")), IsEmpty());
+}
+
 TEST(Validator, RangeBoundIsExclusive) {
   EXPECT_THAT(ids(kernel("mov.u32 %r10, 1;")), ElementsAre("undeclared-reg"));
   EXPECT_THAT(ids(kernel("mov.u32 %r9, 1;")), IsEmpty());

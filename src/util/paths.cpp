@@ -53,4 +53,18 @@ std::optional<std::string> find_cuda_tool(const std::string& name) {
   return std::nullopt;
 }
 
+std::string cache_dir() {
+  auto env = [](const char* n) -> std::string {
+    const char* v = getenv(n);
+    return v && *v ? v : "";
+  };
+  std::string dir = env("PTXFORGE_CACHE_DIR");
+  if (dir.empty() && !env("XDG_CACHE_HOME").empty()) dir = env("XDG_CACHE_HOME") + "/ptxforge";
+  if (dir.empty() && !env("HOME").empty()) dir = env("HOME") + "/.cache/ptxforge";
+  if (dir.empty()) dir = (env("TMPDIR").empty() ? std::string("/tmp") : env("TMPDIR")) + "/ptxforge-cache";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  return dir;
+}
+
 }  // namespace ptxforge

@@ -16,4 +16,8 @@ std::string cuda_home();
 // A CUDA tool by name ("ptxas"): <cuda_home>/bin/<name>, else PATH; nullopt if neither.
 std::optional<std::string> find_cuda_tool(const std::string& name);
 
+// Where built artifacts are cached (reference cubins): $PTXFORGE_CACHE_DIR, else
+// $XDG_CACHE_HOME/ptxforge, else ~/.cache/ptxforge, else $TMPDIR/ptxforge-cache. Created on demand.
+std::string cache_dir();
+
 }  // namespace ptxforge

@@ -14,6 +14,10 @@ const std::vector<Command>& commands() {
       {"check", "parse and validate PTX; with --ptxas also assemble and compare verdicts", cmd_check},
       {"assemble", "assemble PTX with ptxas or nvJitLink: errors, resources, cubin", cmd_assemble},
       {"fmt", "print canonical PTX; retarget, change .version, or add a missing header", cmd_fmt},
+      {"run", "check, assemble, verify on the GPU, time and prove a candidate for a task", cmd_run},
+      {"suite", "list, show and validate the task suite", cmd_suite},
+      {"doctor", "report the GPU and the CUDA toolchain, and what is missing", cmd_doctor},
+      {"worker", "the isolated GPU worker that run starts (internal)", cmd_worker},
   };
   return table;
 }

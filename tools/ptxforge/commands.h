@@ -25,6 +25,10 @@ const std::vector<Command>& commands();
 int cmd_check(const std::vector<std::string>& args);
 int cmd_assemble(const std::vector<std::string>& args);
 int cmd_fmt(const std::vector<std::string>& args);
+int cmd_run(const std::vector<std::string>& args);
+int cmd_doctor(const std::vector<std::string>& args);
+int cmd_suite(const std::vector<std::string>& args);
+int cmd_worker(const std::vector<std::string>& args);
 
 }  // namespace ptxforge::cli
 

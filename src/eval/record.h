@@ -1,0 +1,60 @@
+// One result record for one candidate on one task: every stage's verdict and measurements.
+// Stages fill it in; printers (report.cpp: text and JSON) only read it. Later proofs (SASS,
+// executed instructions) slot into InstructionProof without changing the record's shape.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu/measurement.h"
+#include "toolchain/ptxas.h"
+#include "util/diagnostic.h"
+
+namespace ptxforge::eval {
+
+enum class StageStatus { passed, failed, skipped, not_run };
+std::string_view stage_status_name(StageStatus s);
+
+struct StageResult {
+  std::string name;  // check, assemble, verify, time, prove
+  StageStatus status = StageStatus::not_run;
+  std::string summary;  // one line
+  double seconds = 0;
+};
+
+// Evidence that a required instruction family is really there. `in_ptx` is the static
+// proof; `in_sass` and `executed` stay unset until those proofs exist.
+struct InstructionProof {
+  std::string family;
+  bool in_ptx = false;
+  int ptx_count = 0;
+  std::optional<bool> in_sass, executed;
+};
+
+struct RunRecord {
+  std::string task, candidate, arch, device;
+  std::vector<StageResult> stages;
+  Diagnostics diagnostics;  // the front end's findings, then ptxas's, on the candidate's lines
+  std::string source_name;  // for rendering diagnostics
+  std::string source_text;
+  std::vector<toolchain::FunctionResources> resources;
+  std::optional<gpu::VerifyReport> verify;
+  std::optional<gpu::TimeReport> time;
+  std::optional<gpu::Failure> failure;  // why the GPU stages stopped, when they did
+  std::vector<InstructionProof> proofs;
+  std::vector<std::string> flags;       // "suspicious: 14x faster than cuBLAS", ...
+  bool gpu_verified = false;            // verify passed on a real GPU
+  bool passed = false;                  // every stage that ran passed, and verify ran
+  double check_wall_s = 0;              // check + assemble + verify, without timing trials
+
+  StageResult& stage(std::string_view name);
+  const StageResult* find_stage(std::string_view name) const;
+  std::string verdict() const;  // one line: "passed", "failed at verify: ...", "NOT verified on a GPU: ..."
+};
+
+// Printers, apart from measurement.
+std::string render_report_text(const RunRecord& r, bool color = false);
+std::string render_report_json(const RunRecord& r);
+
+}  // namespace ptxforge::eval

@@ -1,0 +1,117 @@
+// Text and JSON printers of a RunRecord: what a person reads after `ptxforge run`, and what
+// agents and the benchmark store read.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "eval/record.h"
+#include "gpu/measurement_json.h"
+
+namespace ptxforge::eval {
+
+namespace {
+
+std::string paint(const std::string& s, const char* code, bool color) {
+  return color ? fmt::format("\033[{}m{}\033[0m", code, s) : s;
+}
+
+void case_details(std::string& out, const gpu::CaseResult& c) {
+  out += fmt::format("    size set '{}'{}, seed {}:\n", c.size_set, c.shown ? "" : " (held back)", c.seed);
+  for (auto& p : c.problems) out += fmt::format("      {}\n", p);
+  for (auto& o : c.outputs) {
+    if (o.pass) continue;
+    out += fmt::format("      output '{}': {} of {} elements outside tolerance (matched {:.4f}%), max abs error {:g}, "
+                       "max rel error {:g}, {} NaN, {} Inf, {} never written\n",
+                       o.output, o.mismatches, o.count, 100 * o.matched_fraction, o.max_abs_error, o.max_rel_error,
+                       o.nan_count, o.inf_count, o.never_written);
+    for (auto& m : o.first) out += fmt::format("        [{}] expected {:g}, got {:g}\n", m.index, m.expected, m.actual);
+    if (!o.hint.empty()) out += fmt::format("      hint: {}\n", o.hint);
+  }
+}
+
+}  // namespace
+
+std::string render_report_text(const RunRecord& r, bool color) {
+  std::string out = fmt::format("task {}  candidate {}  arch {}\n", r.task, r.candidate, r.arch);
+  for (auto& s : r.stages) {
+    const char* code = s.status == StageStatus::passed ? "32" : s.status == StageStatus::failed ? "31" : "33";
+    std::string status = fmt::format("{:<8}", stage_status_name(s.status));
+    out += fmt::format("  {:<9} {} {}{}\n", s.name, paint(status, code, color), s.summary,
+                       s.seconds > 0 ? fmt::format(" ({:.3f} s)", s.seconds) : "");
+  }
+  if (r.diagnostics.error_count() > 0 || r.diagnostics.warning_count() > 0) {
+    SourceText src(r.source_name, r.source_text);
+    out += "\n" + render_text(r.diagnostics, src, color);
+  }
+  if (r.verify) {
+    int shown_failures = 0;
+    for (auto& c : r.verify->cases)
+      if (!c.pass && shown_failures++ < 3) {
+        if (shown_failures == 1) out += "\n  failing cases:\n";
+        case_details(out, c);
+      }
+  }
+  if (r.time && !r.time->sizes.empty()) {
+    out += fmt::format("\n  timing (CUDA events, L2 flushed before each trial; median of N trials):\n");
+    out += fmt::format("    {:<14} {:>12} {:>12} {:>9} {:>12} {:>9}\n", "size set", "candidate", "nvcc ref", "vs nvcc", "library", "vs lib");
+    for (auto& s : r.time->sizes) {
+      double vs_ref = s.candidate.median_ms > 0 ? s.reference.median_ms / s.candidate.median_ms : 0;
+      std::string lib = s.library ? fmt::format("{:.4f} ms", s.library->median_ms) : "-";
+      std::string vs_lib = s.library && s.candidate.median_ms > 0 ? fmt::format("{:.2f}x", s.library->median_ms / s.candidate.median_ms) : "-";
+      out += fmt::format("    {:<14} {:>9.4f} ms {:>9.4f} ms {:>8.2f}x {:>12} {:>9}   (N={}, stdev {:.4f} ms)\n", s.size_set,
+                         s.candidate.median_ms, s.reference.median_ms, vs_ref, lib, vs_lib, s.candidate.trials,
+                         s.candidate.stdev_ms);
+    }
+  }
+  if (!r.resources.empty()) {
+    out += "\n  resources:";
+    for (auto& f : r.resources)
+      if (f.is_entry)
+        out += fmt::format(" {}: {} registers, {} B smem, {} B spill stores, {} B spill loads;", f.name, f.registers,
+                           f.shared_bytes, f.spill_stores, f.spill_loads);
+    out += "\n";
+  }
+  for (auto& f : r.flags) out += fmt::format("  {}\n", paint("flag: " + f, "33", color));
+  std::string verdict = r.verdict();
+  out += fmt::format("\nverdict: {}\n", paint(verdict, r.passed ? "32" : "31", color));
+  return out;
+}
+
+std::string render_report_json(const RunRecord& r) {
+  using nlohmann::json;
+  json j;
+  j["task"] = r.task;
+  j["candidate"] = r.candidate;
+  j["arch"] = r.arch;
+  j["verdict"] = r.verdict();
+  j["passed"] = r.passed;
+  j["gpu_verified"] = r.gpu_verified;
+  j["check_wall_s"] = r.check_wall_s;
+  j["stages"] = json::array();
+  for (auto& s : r.stages)
+    j["stages"].push_back({{"name", s.name}, {"status", std::string(stage_status_name(s.status))}, {"summary", s.summary}, {"seconds", s.seconds}});
+  SourceText src(r.source_name, r.source_text);
+  j["diagnostics"] = json::parse(render_json(r.diagnostics, src));
+  j["resources"] = json::array();
+  for (auto& f : r.resources)
+    j["resources"].push_back({{"name", f.name}, {"entry", f.is_entry}, {"registers", f.registers}, {"shared_bytes", f.shared_bytes},
+                              {"spill_stores", f.spill_stores}, {"spill_loads", f.spill_loads}, {"local_bytes", f.local_bytes}});
+  if (r.verify) j["verify"] = *r.verify;
+  if (r.time) {
+    j["time"] = *r.time;
+    j["time"]["method"] = "CUDA events around each run, 3 warm-up runs, L2 flushed before every trial by writing a buffer of "
+                          "at least twice the L2 size, up to 100 trials or the task's time budget";
+  }
+  if (r.failure) j["failure"] = *r.failure;
+  j["proofs"] = json::array();
+  for (auto& p : r.proofs) {
+    json pj = {{"family", p.family}, {"in_ptx", p.in_ptx}, {"ptx_count", p.ptx_count}};
+    pj["in_sass"] = p.in_sass ? json(*p.in_sass) : json(nullptr);
+    pj["executed"] = p.executed ? json(*p.executed) : json(nullptr);
+    j["proofs"].push_back(pj);
+  }
+  j["flags"] = r.flags;
+  return j.dump(2, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace ptxforge::eval

@@ -1,0 +1,553 @@
+#include "gpu/executor.h"
+
+#include <chrono>
+#include <cstring>
+#include <cmath>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <map>
+
+#include "gpu/driver.h"
+#include "gpu/tensor_map.h"
+#include "ptx/parser.h"
+#include "task/buffers.h"
+#include "task/launch_spec.h"
+#include "util/text.h"
+
+namespace ptxforge::gpu {
+
+using task::GuardedLayout;
+using task::Param;
+
+struct Executor::State {
+  const Driver* d = nullptr;
+  CUcontext ctx = nullptr;
+  DeviceInfo info;
+  CUdeviceptr flush = 0;  // written before every timed trial to evict the L2
+  size_t flush_bytes = 0;
+};
+
+namespace {
+
+// A failure thrown out of the nested loops; caught once in Executor::run.
+struct Abort {
+  Failure failure;
+  bool fatal = false;
+};
+
+[[noreturn]] void abort_with(std::string kind, std::string message, std::string where = "", bool fatal = false) {
+  throw Abort{{std::move(kind), std::move(message), std::move(where)}, fatal};
+}
+
+void check_cu(CUresult r, const char* what, const std::string& where) {
+  if (r == CUDA_SUCCESS) return;
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) abort_with("oom", fmt::format("{}: {}", what, describe(r)), where);
+  abort_with(is_sticky(r) ? "fault" : "launch", fmt::format("{}: {}", what, describe(r)), where, is_sticky(r));
+}
+
+// Device memory released at the end of a scope, even when a case aborts.
+class Allocations {
+ public:
+  explicit Allocations(const Driver& d) : d_(d) {}
+  ~Allocations() {
+    for (auto p : ptrs_) d_.cuMemFree(p);
+  }
+  CUdeviceptr alloc(size_t bytes, const std::string& what, const std::string& where) {
+    CUdeviceptr p = 0;
+    check_cu(d_.cuMemAlloc(&p, std::max<size_t>(bytes, 1)), fmt::format("allocating {} ({} bytes)", what, bytes).c_str(), where);
+    ptrs_.push_back(p);
+    return p;
+  }
+
+ private:
+  const Driver& d_;
+  std::vector<CUdeviceptr> ptrs_;
+};
+
+struct Module {
+  const Driver* d = nullptr;
+  CUmodule m = nullptr;
+  ~Module() {
+    if (m) d->cuModuleUnload(m);
+  }
+};
+
+void load_module(const Driver& d, Module& mod, const std::string& cubin_path, const char* what) {
+  auto image = read_file(cubin_path);
+  if (!image) abort_with("load", image.error().message);
+  char log[8192] = {};
+  CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* vals[] = {log, reinterpret_cast<void*>(sizeof log)};
+  mod.d = &d;
+  CUresult r = d.cuModuleLoadDataEx(&mod.m, image->data(), 2, opts, vals);
+  if (r != CUDA_SUCCESS) abort_with("load", fmt::format("loading the {} failed: {}{}{}", what, describe(r), log[0] ? "\n" : "", log));
+}
+
+CUfunction get_function(const Driver& d, CUmodule m, const std::string& name, const char* what) {
+  CUfunction f = nullptr;
+  if (d.cuModuleGetFunction(&f, m, name.c_str()) != CUDA_SUCCESS)
+    abort_with("load", fmt::format("the {} has no kernel '{}'", what, name));
+  return f;
+}
+
+struct Dims {
+  std::array<int64_t, 3> grid, block, cluster{1, 1, 1};
+  int64_t smem = 0;
+};
+
+Dims evaluate_launch(const task::Launch& l, const task::Bindings& b, const std::string& where) {
+  Dims d;
+  auto g = l.grid.evaluate(b);
+  auto k = l.block.evaluate(b);
+  auto s = l.smem.evaluate_int(b);
+  if (!g) abort_with("spec", "grid: " + g.error().message, where);
+  if (!k) abort_with("spec", "block: " + k.error().message, where);
+  if (!s) abort_with("spec", "smem: " + s.error().message, where);
+  d.grid = *g;
+  d.block = *k;
+  d.smem = *s;
+  if (l.has_cluster) {
+    auto c = l.cluster.evaluate(b);
+    if (!c) abort_with("spec", "cluster: " + c.error().message, where);
+    d.cluster = *c;
+  }
+  for (auto v : d.grid)
+    if (v > 0x7fffffff) abort_with("spec", fmt::format("grid dimension {} is too large", v), where);
+  return d;
+}
+
+CUresult launch(const Driver& d, CUfunction f, const Dims& dims, void** params) {
+  if (dims.smem > 48 * 1024) {
+    CUresult r = d.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(dims.smem));
+    if (r != CUDA_SUCCESS) return r;
+  }
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = static_cast<unsigned>(dims.grid[0]);
+  cfg.gridDimY = static_cast<unsigned>(dims.grid[1]);
+  cfg.gridDimZ = static_cast<unsigned>(dims.grid[2]);
+  cfg.blockDimX = static_cast<unsigned>(dims.block[0]);
+  cfg.blockDimY = static_cast<unsigned>(dims.block[1]);
+  cfg.blockDimZ = static_cast<unsigned>(dims.block[2]);
+  cfg.sharedMemBytes = static_cast<unsigned>(dims.smem);
+  CUlaunchAttribute attr{};
+  int64_t cluster_size = dims.cluster[0] * dims.cluster[1] * dims.cluster[2];
+  if (cluster_size > 1) {
+    if (cluster_size > 8) d.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = static_cast<unsigned>(dims.cluster[0]);
+    attr.value.clusterDim.y = static_cast<unsigned>(dims.cluster[1]);
+    attr.value.clusterDim.z = static_cast<unsigned>(dims.cluster[2]);
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+  }
+  return d.cuLaunchKernelEx(&cfg, f, params, nullptr);
+}
+
+// Everything one job needs, loaded once.
+struct Loaded {
+  task::Task task;
+  task::LaunchSpec spec;
+  Module candidate, reference;
+  std::vector<CUfunction> launch_fns;  // one per spec launch
+  CUfunction reference_fn = nullptr;
+};
+
+void load(const Driver& d, const Job& job, Loaded& L) {
+  auto t = task::load_task(job.task_dir);
+  if (!t) abort_with("spec", t.error().message);
+  L.task = std::move(*t);
+  auto text = read_file(job.candidate_path);
+  if (!text) abort_with("spec", text.error().message);
+  Result<task::LaunchSpec> spec = Error{""};
+  if (!job.launch_path.empty()) {
+    auto lt = read_file(job.launch_path);
+    if (!lt) abort_with("spec", lt.error().message);
+    spec = task::parse_launch_toml(*lt, job.launch_path);
+  } else {
+    spec = task::parse_launch_comments(*text, job.candidate_path);
+  }
+  if (!spec) abort_with("spec", spec.error().message);
+  L.spec = std::move(*spec);
+  Diagnostics parse_diags;
+  ptx::Module module = ptx::parse(*text, parse_diags);
+  if (auto s = task::check_launch_spec(L.spec, L.task, module, job.candidate_path); !s) abort_with("spec", s.error().message);
+  load_module(d, L.reference, job.reference_cubin, "reference");
+  load_module(d, L.candidate, job.candidate_cubin, "candidate");
+  L.reference_fn = get_function(d, L.reference.m, L.task.reference.entry, "reference");
+  for (auto& l : L.spec.launches) L.launch_fns.push_back(get_function(d, L.candidate.m, l.entry, "candidate"));
+}
+
+// The host side of one (size set, seed): element counts, input bytes, scalar bytes.
+struct HostCase {
+  task::Bindings symbols;
+  std::map<std::string, size_t> counts;            // buffer and scratch elements
+  std::map<std::string, std::vector<uint8_t>> in;  // initial contents of in/inout buffers
+  std::map<std::string, std::array<uint8_t, 8>> scalars;
+  std::map<std::string, std::vector<int64_t>> shapes;
+};
+
+HostCase make_host_case(const Loaded& L, const task::SizeSet& set, uint64_t seed, const std::string& where) {
+  HostCase h;
+  h.symbols = set.values;
+  for (size_t i = 0; i < L.task.params.size(); ++i) {
+    const Param& p = L.task.params[i];
+    if (p.kind == Param::buffer) {
+      auto n = p.count.evaluate_int(h.symbols);
+      if (!n) abort_with("spec", fmt::format("count of '{}': {}", p.name, n.error().message), where);
+      h.counts[p.name] = static_cast<size_t>(*n);
+      if (p.role != task::Role::out) {
+        auto& bytes = h.in[p.name];
+        bytes.resize(static_cast<size_t>(*n) * task::dtype_size(p.dtype));
+        task::fill_input(bytes.data(), p.dtype, static_cast<size_t>(*n), p.init, seed, i);
+      }
+      for (auto& e : p.shape) {
+        auto v = e.evaluate_int(h.symbols);
+        if (v) h.shapes[p.name].push_back(*v);
+      }
+    } else if (p.kind == Param::scalar) {
+      auto v = p.value.evaluate(h.symbols);
+      if (!v) abort_with("spec", fmt::format("value of '{}': {}", p.name, v.error().message), where);
+      std::array<uint8_t, 8> b{};
+      task::store_element(b.data(), p.dtype, 0, v->as_double());
+      h.scalars[p.name] = b;
+    }
+  }
+  for (auto& sc : L.spec.scratch) {
+    auto n = sc.count.evaluate_int(h.symbols);
+    if (!n) abort_with("spec", fmt::format("count of scratch '{}': {}", sc.name, n.error().message), where);
+    h.counts[sc.name] = static_cast<size_t>(*n);
+  }
+  return h;
+}
+
+size_t elem_size_of(const Loaded& L, const std::string& name) {
+  if (const Param* p = L.task.find_param(name)) return task::dtype_size(p->dtype);
+  for (auto& sc : L.spec.scratch)
+    if (sc.name == name) return task::dtype_size(sc.dtype);
+  return 1;
+}
+
+// Kernel arguments: storage that outlives the launch, and the pointer array cuLaunchKernelEx takes.
+struct ArgPack {
+  std::vector<std::array<uint8_t, 128>> storage;
+  std::vector<void*> ptrs;
+  void build(const std::vector<std::string>& names, const std::map<std::string, CUdeviceptr>& buffers,
+             const HostCase& h, const std::map<std::string, CUtensorMap>& maps) {
+    storage.assign(names.size(), {});
+    ptrs.clear();
+    for (size_t i = 0; i < names.size(); ++i) {
+      auto& slot = storage[i];
+      if (auto b = buffers.find(names[i]); b != buffers.end()) std::memcpy(slot.data(), &b->second, 8);
+      else if (auto s = h.scalars.find(names[i]); s != h.scalars.end()) std::memcpy(slot.data(), s->second.data(), 8);
+      else if (auto m = maps.find(names[i]); m != maps.end()) std::memcpy(slot.data(), &m->second, 128);
+      ptrs.push_back(slot.data());
+    }
+  }
+};
+
+// Runs the reference on plain buffers and returns its outputs; its memory is freed on return.
+std::map<std::string, std::vector<uint8_t>> run_reference(const Driver& d, const Loaded& L, const HostCase& h,
+                                                          const std::string& where) {
+  Allocations mem(d);
+  std::map<std::string, CUdeviceptr> bufs;
+  for (auto& p : L.task.params) {
+    if (p.kind != Param::buffer) continue;
+    size_t bytes = h.counts.at(p.name) * task::dtype_size(p.dtype);
+    CUdeviceptr ptr = mem.alloc(bytes, p.name, where);
+    if (auto it = h.in.find(p.name); it != h.in.end())
+      check_cu(d.cuMemcpyHtoD(ptr, it->second.data(), bytes), "uploading an input", where);
+    else
+      check_cu(d.cuMemsetD8(ptr, 0, bytes), "clearing an output", where);
+    bufs[p.name] = ptr;
+  }
+  std::vector<std::string> names;
+  for (auto& p : L.task.params) names.push_back(p.name);
+  ArgPack args;
+  args.build(names, bufs, h, {});
+  Dims dims = evaluate_launch(L.task.reference, h.symbols, where);
+  check_cu(launch(d, L.reference_fn, dims, args.ptrs.data()), "launching the reference", where + ", reference");
+  check_cu(d.cuCtxSynchronize(), "running the reference", where + ", reference");
+  std::map<std::string, std::vector<uint8_t>> out;
+  for (auto& p : L.task.params) {
+    if (!p.is_output()) continue;
+    auto& v = out[p.name];
+    v.resize(h.counts.at(p.name) * task::dtype_size(p.dtype));
+    check_cu(d.cuMemcpyDtoH(v.data(), bufs[p.name], v.size()), "reading the reference's output", where);
+  }
+  return out;
+}
+
+// The candidate's buffers: guarded, inputs uploaded, outputs poisoned, scratch zeroed.
+struct CandidateBuffers {
+  std::map<std::string, CUdeviceptr> base, data;
+  std::map<std::string, size_t> bytes;
+  std::map<std::string, CUtensorMap> maps;
+};
+
+void setup_candidate(const Driver& d, const Loaded& L, const HostCase& h, Allocations& mem, CandidateBuffers& cb,
+                     const std::string& where) {
+  for (auto& [name, count] : h.counts) {
+    size_t bytes = count * elem_size_of(L, name);
+    GuardedLayout layout{bytes};
+    CUdeviceptr base = mem.alloc(layout.total(), name, where);
+    check_cu(d.cuMemsetD8(base, task::kCanaryByte, layout.total()), "writing guard regions", where);
+    CUdeviceptr data = base + layout.data_offset();
+    const Param* p = L.task.find_param(name);
+    if (auto it = h.in.find(name); it != h.in.end()) {
+      check_cu(d.cuMemcpyHtoD(data, it->second.data(), bytes), "uploading an input", where);
+    } else if (p) {
+      std::vector<uint8_t> poison(bytes);
+      task::fill_poison(poison.data(), bytes);
+      check_cu(d.cuMemcpyHtoD(data, poison.data(), bytes), "poisoning an output", where);
+    } else {
+      check_cu(d.cuMemsetD8(data, 0, bytes), "zeroing a scratch buffer", where);
+    }
+    cb.base[name] = base;
+    cb.data[name] = data;
+    cb.bytes[name] = bytes;
+  }
+  for (auto& choice : L.spec.tensor_maps) {
+    const Param* tm = L.task.find_param(choice.name);
+    const Param* over = L.task.find_param(tm->over);
+    auto m = encode_tensor_map(d, *tm, choice, over->dtype, cb.data.at(over->name), h.symbols);
+    if (!m) abort_with("spec", fmt::format("tensor map '{}': {}", choice.name, m.error().message), where);
+    cb.maps[choice.name] = *m;
+  }
+}
+
+void run_candidate_launches(const Driver& d, const Loaded& L, const HostCase& h, const CandidateBuffers& cb,
+                            const std::string& where, bool sync) {
+  for (size_t i = 0; i < L.spec.launches.size(); ++i) {
+    auto& l = L.spec.launches[i];
+    std::string at = L.spec.launches.size() > 1 ? fmt::format("{}, launch {} ({})", where, i + 1, l.entry) : where;
+    Dims dims = evaluate_launch(l, h.symbols, at);
+    ArgPack args;
+    args.build(l.args, cb.data, h, cb.maps);
+    check_cu(launch(d, L.launch_fns[i], dims, args.ptrs.data()), "launching the candidate", at);
+  }
+  if (sync) check_cu(d.cuCtxSynchronize(), "running the candidate", where);
+}
+
+CaseResult check_candidate(const Driver& d, const Loaded& L, const HostCase& h, const CandidateBuffers& cb,
+                           const std::map<std::string, std::vector<uint8_t>>& expected, const std::string& where) {
+  CaseResult cr;
+  for (auto& [name, bytes] : cb.bytes) {
+    std::vector<uint8_t> head(GuardedLayout::kGuard), tail(GuardedLayout::kGuard);
+    GuardedLayout layout{bytes};
+    check_cu(d.cuMemcpyDtoH(head.data(), cb.base.at(name), head.size()), "reading guards", where);
+    check_cu(d.cuMemcpyDtoH(tail.data(), cb.base.at(name) + layout.tail_offset(), tail.size()), "reading guards", where);
+    if (auto v = task::check_guards(head.data(), tail.data(), bytes)) cr.problems.push_back(v->describe(name, elem_size_of(L, name)));
+  }
+  for (auto& [name, initial] : h.in) {
+    const Param* p = L.task.find_param(name);
+    if (p->role != task::Role::in) continue;
+    std::vector<uint8_t> now(initial.size());
+    check_cu(d.cuMemcpyDtoH(now.data(), cb.data.at(name), now.size()), "reading an input back", where);
+    if (now != initial) {
+      size_t i = 0;
+      while (now[i] == initial[i]) ++i;
+      cr.problems.push_back(fmt::format("input '{}' was modified (first changed element: {})", name, i / task::dtype_size(p->dtype)));
+    }
+  }
+  for (auto& p : L.task.params) {
+    if (!p.is_output()) continue;
+    std::vector<uint8_t> actual(cb.bytes.at(p.name));
+    check_cu(d.cuMemcpyDtoH(actual.data(), cb.data.at(p.name), actual.size()), "reading an output", where);
+    std::vector<int64_t> shape;
+    if (auto it = h.shapes.find(p.name); it != h.shapes.end()) shape = it->second;
+    cr.outputs.push_back(task::compare_output(p.name, expected.at(p.name).data(), actual.data(), p.dtype,
+                                              h.counts.at(p.name), L.task.tolerance_for(p.name), shape));
+  }
+  cr.pass = cr.problems.empty();
+  for (auto& c : cr.outputs) cr.pass = cr.pass && c.pass;
+  return cr;
+}
+
+CaseResult verify_case(const Driver& d, const Loaded& L, const task::SizeSet& set, uint64_t seed) {
+  std::string where = fmt::format("size set '{}', seed {}", set.name, seed);
+  HostCase h = make_host_case(L, set, seed, where);
+  auto expected = run_reference(d, L, h, where);
+  Allocations mem(d);
+  CandidateBuffers cb;
+  setup_candidate(d, L, h, mem, cb, where);
+  run_candidate_launches(d, L, h, cb, where, true);
+  CaseResult cr = check_candidate(d, L, h, cb, expected, where);
+  cr.size_set = set.name;
+  cr.shown = set.shown;
+  cr.seed = seed;
+  return cr;
+}
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Times `body` (one run of the kernel or kernels) with CUDA events, the L2 flushed before each trial.
+template <typename Body>
+TimingStats time_runs(Executor::State& s, Body&& body, int max_trials, double budget_s, const std::string& where) {
+  const Driver& d = *s.d;
+  CUevent start, stop;
+  check_cu(d.cuEventCreate(&start, CU_EVENT_DEFAULT), "creating an event", where);
+  check_cu(d.cuEventCreate(&stop, CU_EVENT_DEFAULT), "creating an event", where);
+  struct Events {
+    const Driver& d;
+    CUevent a, b;
+    ~Events() {
+      d.cuEventDestroy(a);
+      d.cuEventDestroy(b);
+    }
+  } guard{d, start, stop};
+  for (int i = 0; i < 3; ++i) body();  // warm-up: module load, instruction cache, clocks
+  check_cu(d.cuCtxSynchronize(), "warm-up", where);
+  std::vector<double> samples;
+  double t0 = now_s();
+  for (int trial = 0; trial < max_trials && (trial < 5 || now_s() - t0 < budget_s); ++trial) {
+    check_cu(d.cuMemsetD32Async(s.flush, static_cast<unsigned>(trial), s.flush_bytes / 4, nullptr), "flushing the L2", where);
+    check_cu(d.cuEventRecord(start, nullptr), "recording an event", where);
+    body();
+    check_cu(d.cuEventRecord(stop, nullptr), "recording an event", where);
+    check_cu(d.cuEventSynchronize(stop), "timing", where);
+    float ms = 0;
+    check_cu(d.cuEventElapsedTime(&ms, start, stop), "reading an event", where);
+    samples.push_back(ms);
+  }
+  return summarize(std::move(samples));
+}
+
+TimeReport time_job(Executor::State& s, const Loaded& L, const Job& job) {
+  const Driver& d = *s.d;
+  TimeReport rep;
+  auto shown = L.task.size_sets(false);
+  double per = job.budget_s / (2.0 * static_cast<double>(shown.size()));
+  for (const task::SizeSet* set : shown) {
+    std::string where = fmt::format("timing size set '{}'", set->name);
+    HostCase h = make_host_case(L, *set, 0, where);
+    SizeTiming st;
+    st.size_set = set->name;
+    {
+      Allocations mem(d);
+      CandidateBuffers cb;
+      setup_candidate(d, L, h, mem, cb, where);
+      st.candidate = time_runs(s, [&] { run_candidate_launches(d, L, h, cb, where, false); }, job.max_trials, per, where);
+    }
+    {
+      Allocations mem(d);
+      std::map<std::string, CUdeviceptr> bufs;
+      for (auto& p : L.task.params) {
+        if (p.kind != Param::buffer) continue;
+        size_t bytes = h.counts.at(p.name) * task::dtype_size(p.dtype);
+        bufs[p.name] = mem.alloc(bytes, p.name, where);
+        if (auto it = h.in.find(p.name); it != h.in.end())
+          check_cu(d.cuMemcpyHtoD(bufs[p.name], it->second.data(), bytes), "uploading an input", where);
+      }
+      std::vector<std::string> names;
+      for (auto& p : L.task.params) names.push_back(p.name);
+      ArgPack args;
+      args.build(names, bufs, h, {});
+      Dims dims = evaluate_launch(L.task.reference, h.symbols, where);
+      st.reference = time_runs(
+          s, [&] { check_cu(launch(d, L.reference_fn, dims, args.ptrs.data()), "launching the reference", where); },
+          job.max_trials, per, where);
+    }
+    rep.sizes.push_back(st);
+  }
+  // Fresh inputs, poisoned outputs, one more launch: catches compute-once-then-skip.
+  const task::SizeSet* last = shown.back();
+  CaseResult again = verify_case(d, L, *last, 1000003);
+  rep.reverify_pass = again.pass;
+  if (!again.pass) {
+    std::vector<std::string> why = again.problems;
+    for (auto& c : again.outputs)
+      if (!c.pass) why.push_back(fmt::format("'{}': {} of {} elements wrong{}", c.output, c.mismatches, c.count, c.hint.empty() ? "" : " (" + c.hint + ")"));
+    rep.reverify_problem = fmt::format("after timing, a launch with fresh inputs on '{}' failed: {}", last->name, fmt::join(why, "; "));
+  }
+  return rep;
+}
+
+// The task's own defence: outputs a cheating or lazy kernel would leave (all zeros, a copy
+// of an input, never written) must fail the comparison on every size set.
+std::vector<CaseResult> trivial_cases(const Driver& d, const Loaded& L) {
+  std::vector<CaseResult> out;
+  for (const task::SizeSet* set : L.task.size_sets(true)) {
+    std::string where = fmt::format("size set '{}', trivial outputs", set->name);
+    HostCase h = make_host_case(L, *set, 1, where);
+    auto expected = run_reference(d, L, h, where);
+    const std::vector<uint8_t>* first_input = h.in.empty() ? nullptr : &h.in.begin()->second;
+    for (const char* kind : {"zeros", "input-copy", "unwritten"}) {
+      CaseResult cr;
+      cr.trivial = kind;
+      cr.size_set = set->name;
+      cr.shown = set->shown;
+      cr.seed = 1;
+      for (auto& p : L.task.params) {
+        if (!p.is_output()) continue;
+        std::vector<uint8_t> actual(expected.at(p.name).size(), 0);
+        if (std::string(kind) == "unwritten") task::fill_poison(actual.data(), actual.size());
+        if (std::string(kind) == "input-copy" && first_input)
+          std::memcpy(actual.data(), first_input->data(), std::min(actual.size(), first_input->size()));
+        if (p.role == task::Role::inout && std::string(kind) != "zeros") actual = h.in.at(p.name);  // left unchanged
+        cr.outputs.push_back(task::compare_output(p.name, expected.at(p.name).data(), actual.data(), p.dtype,
+                                                  h.counts.at(p.name), L.task.tolerance_for(p.name)));
+      }
+      cr.pass = true;
+      for (auto& c : cr.outputs) cr.pass = cr.pass && c.pass;
+      out.push_back(std::move(cr));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Executor::Executor(std::unique_ptr<State> s) : s_(std::move(s)) {}
+Executor::~Executor() = default;
+
+Result<std::unique_ptr<Executor>> Executor::create() {
+  auto dr = driver();
+  if (!dr) return dr.error();
+  auto s = std::make_unique<State>();
+  s->d = *dr;
+  auto info = device_info(0);
+  if (!info) return info.error();
+  s->info = *info;
+  CUdevice dev;
+  s->d->cuDeviceGet(&dev, 0);
+  if (CUresult r = s->d->cuDevicePrimaryCtxRetain(&s->ctx, dev); r != CUDA_SUCCESS) return Error{"cuDevicePrimaryCtxRetain: " + describe(r)};
+  if (CUresult r = s->d->cuCtxSetCurrent(s->ctx); r != CUDA_SUCCESS) return Error{"cuCtxSetCurrent: " + describe(r)};
+  s->flush_bytes = std::max<size_t>(2 * static_cast<size_t>(s->info.l2_bytes), size_t{64} << 20);
+  if (CUresult r = s->d->cuMemAlloc(&s->flush, s->flush_bytes); r != CUDA_SUCCESS) return Error{"allocating the L2 flush buffer: " + describe(r)};
+  return std::unique_ptr<Executor>(new Executor(std::move(s)));
+}
+
+Outcome Executor::run(const Job& job) {
+  Outcome out;
+  double t0 = now_s();
+  try {
+    Loaded L;
+    load(*s_->d, job, L);
+    if (job.op == "verify") {
+      VerifyReport rep;
+      for (const task::SizeSet* set : L.task.size_sets(job.held_back))
+        for (int seed = 1; seed <= job.seeds; ++seed) rep.cases.push_back(verify_case(*s_->d, L, *set, static_cast<uint64_t>(seed)));
+      rep.seconds = now_s() - t0;
+      out.verify = std::move(rep);
+    } else if (job.op == "trivial") {
+      VerifyReport rep;
+      rep.cases = trivial_cases(*s_->d, L);
+      rep.seconds = now_s() - t0;
+      out.verify = std::move(rep);
+    } else if (job.op == "time") {
+      TimeReport rep = time_job(*s_, L, job);
+      rep.seconds = now_s() - t0;
+      out.time = std::move(rep);
+    } else {
+      abort_with("protocol", fmt::format("unknown job '{}'", job.op));
+    }
+  } catch (const Abort& a) {
+    out.failure = a.failure;
+    out.fatal = a.fatal;
+  }
+  return out;
+}
+
+}  // namespace ptxforge::gpu

@@ -1,0 +1,28 @@
+// JSON forms of the measurements (nlohmann); included only by .cpp files.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "gpu/measurement.h"
+
+namespace ptxforge::task {
+void to_json(nlohmann::json& j, const Mismatch& m);
+void from_json(const nlohmann::json& j, Mismatch& m);
+void to_json(nlohmann::json& j, const Comparison& c);
+void from_json(const nlohmann::json& j, Comparison& c);
+}  // namespace ptxforge::task
+
+namespace ptxforge::gpu {
+void to_json(nlohmann::json& j, const Failure& f);
+void from_json(const nlohmann::json& j, Failure& f);
+void to_json(nlohmann::json& j, const CaseResult& c);
+void from_json(const nlohmann::json& j, CaseResult& c);
+void to_json(nlohmann::json& j, const TimingStats& t);
+void from_json(const nlohmann::json& j, TimingStats& t);
+void to_json(nlohmann::json& j, const SizeTiming& t);
+void from_json(const nlohmann::json& j, SizeTiming& t);
+void to_json(nlohmann::json& j, const VerifyReport& r);
+void from_json(const nlohmann::json& j, VerifyReport& r);
+void to_json(nlohmann::json& j, const TimeReport& r);
+void from_json(const nlohmann::json& j, TimeReport& r);
+}  // namespace ptxforge::gpu

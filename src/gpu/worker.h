@@ -1,0 +1,59 @@
+// The isolated GPU worker. The parent (WorkerClient) starts `ptxforge worker` as a child in
+// its own process group, sends it jobs over a socket, one JSON line each, and waits for the
+// answer with a wall-clock limit. A hang is killed, a crash or a garbled answer becomes a
+// Failure with its reason, and the next job gets a fresh worker: no candidate can take the
+// harness down or poison the next one's context.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "gpu/executor.h"
+
+namespace ptxforge::gpu {
+
+// The worker's main loop (the hidden `ptxforge worker` subcommand): reads jobs on stdin,
+// answers on stdout; kernel printf output is sent to stderr so it cannot corrupt answers.
+int worker_main();
+
+class WorkerClient {
+ public:
+  // `argv` starts the worker; tests pass a fake one (a script that crashes, hangs or babbles).
+  explicit WorkerClient(std::vector<std::string> argv);
+  ~WorkerClient();
+  WorkerClient(const WorkerClient&) = delete;
+  WorkerClient& operator=(const WorkerClient&) = delete;
+
+  // Runs one job. Never throws and never hangs past `timeout`: every way the worker can fail
+  // comes back as Outcome::failure.
+  Outcome run(const Job& job, std::chrono::milliseconds timeout);
+
+  // One raw exchange (used by run, and by tests). On failure, `failure` says why.
+  struct Exchange {
+    bool ok = false;
+    std::string reply;
+    Failure failure;
+  };
+  Exchange exchange(const std::string& line, std::chrono::milliseconds timeout);
+
+  int starts() const { return starts_; }  // how many worker processes were started
+  bool running() const { return pid_ > 0; }
+  void stop();
+
+ private:
+  bool start(std::string& error);
+  std::string stderr_tail();
+
+  std::vector<std::string> argv_;
+  int pid_ = -1;
+  int fd_ = -1;
+  int starts_ = 0;
+  std::string stderr_path_;
+  std::string pending_;  // bytes read past the last newline
+};
+
+// argv for the real worker: this binary with the `worker` subcommand.
+std::vector<std::string> default_worker_argv();
+
+}  // namespace ptxforge::gpu

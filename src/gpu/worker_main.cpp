@@ -1,0 +1,46 @@
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "gpu/protocol.h"
+#include "gpu/worker.h"
+
+namespace ptxforge::gpu {
+
+int worker_main() {
+  // Answers go to the original stdout; anything else written to stdout (a kernel's printf,
+  // a library's chatter) goes to stderr instead.
+  int answers = dup(1);
+  dup2(2, 1);
+  FILE* out = fdopen(answers, "w");
+  if (!out) return 2;
+  std::unique_ptr<Executor> executor;
+  std::string init_error;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    Outcome o;
+    auto job = decode_job(line);
+    if (!job) {
+      o.failure = Failure{"protocol", job.error().message, ""};
+    } else {
+      if (!executor && init_error.empty()) {
+        auto e = Executor::create();
+        if (e) executor = std::move(*e);
+        else init_error = e.error().message;
+      }
+      if (executor) o = executor->run(*job);
+      else o.failure = Failure{"driver", init_error, ""};
+    }
+    std::string reply = encode_outcome(o);
+    fwrite(reply.data(), 1, reply.size(), out);
+    fputc('\n', out);
+    fflush(out);
+    if (o.fatal) return 3;  // the context is gone; the parent starts a fresh worker
+  }
+  return 0;
+}
+
+}  // namespace ptxforge::gpu

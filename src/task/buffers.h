@@ -1,0 +1,47 @@
+// Host-side logic of the harness's buffers, kept apart from the GPU so it is tested in CI:
+// inputs drawn from a task's distribution by seed, the poison pattern written into outputs
+// before a launch, and the canary guard regions around every buffer that reveal an
+// out-of-bounds write and its offset.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "task/dtype.h"
+#include "task/task_spec.h"
+
+namespace ptxforge::task {
+
+// Deterministic in (seed, stream): the same task, size and seed give the same bytes anywhere.
+void fill_input(void* data, DType t, size_t count, const Distribution& d, uint64_t seed, uint64_t stream);
+
+// A NaN in f32/f64 and an unlikely value in every integer type; written byte-wise.
+constexpr uint32_t kPoisonWord = 0xFFBADBADu;
+void fill_poison(void* data, size_t bytes);
+// Elements whose bytes still equal the poison pattern: outputs the kernel never wrote.
+size_t count_poisoned(const void* data, size_t elem_size, size_t count, size_t* first = nullptr);
+
+// A device allocation: [guard][data padded to 256 B][guard]. The data starts 256-aligned.
+struct GuardedLayout {
+  size_t bytes = 0;   // the buffer the kernel sees
+  static constexpr size_t kGuard = 4096;
+  size_t data_offset() const { return kGuard; }
+  size_t tail_offset() const { return kGuard + bytes; }  // the tail guard starts right at the end
+  size_t total() const { return kGuard + bytes + kGuard; }
+};
+constexpr uint8_t kCanaryByte = 0xA5;
+
+// Where a guard region was changed: a negative offset is before the buffer, an offset >=
+// bytes is past its end (offset counted from the buffer's first byte).
+struct GuardViolation {
+  int64_t first_offset = 0;
+  size_t bytes_changed = 0;
+  std::string describe(const std::string& buffer, size_t elem_size) const;
+};
+// `head` and `tail` are copies of the guard regions (kGuard bytes each).
+std::optional<GuardViolation> check_guards(const uint8_t* head, const uint8_t* tail, size_t bytes);
+
+}  // namespace ptxforge::task

@@ -1,0 +1,99 @@
+#include "task/compare.h"
+
+#include <cmath>
+#include <fmt/format.h>
+
+#include "task/buffers.h"
+
+namespace ptxforge::task {
+
+namespace {
+
+bool close(double e, double a, const Tolerance& tol) {
+  if (std::isnan(e)) return std::isnan(a);
+  if (std::isinf(e)) return a == e;
+  return std::fabs(a - e) <= tol.atol + tol.rtol * std::fabs(e);
+}
+
+// Checks one candidate explanation over all elements: does `f(i)` reproduce the actual output?
+template <typename F>
+bool explains(size_t count, const Tolerance& tol, F&& f) {
+  for (size_t i = 0; i < count; ++i) {
+    auto [e, a] = f(i);
+    if (!close(e, a, tol)) return false;
+  }
+  return true;
+}
+
+std::string find_hint(const Comparison& c, const void* expected, const void* actual, DType t, size_t count,
+                      const Tolerance& tol, const std::vector<int64_t>& shape) {
+  auto E = [&](size_t i) { return load_element(expected, t, i); };
+  auto A = [&](size_t i) { return load_element(actual, t, i); };
+  if (c.never_written == count) return "the output was never written (every element still holds the poison pattern)";
+  bool all_zero = true, expected_zero = true;
+  for (size_t i = 0; i < count && (all_zero || expected_zero); ++i) {
+    all_zero = all_zero && A(i) == 0;
+    expected_zero = expected_zero && E(i) == 0;
+  }
+  if (all_zero && !expected_zero) return "the output is all zeros";
+  // A correct prefix, then nothing right: the grid or the index covers only the first block(s).
+  size_t first_bad = c.first.empty() ? count : c.first[0].index;
+  if (first_bad > 0 && c.mismatches == count - first_bad && count - first_bad > 1)
+    return fmt::format("only the first {} of {} elements are correct: does the grid cover the whole output, and does "
+                       "the index include the block index?", first_bad, count);
+  if (c.never_written > 0)
+    return fmt::format("{} elements were never written (they still hold the poison pattern)", c.never_written);
+  if (c.nan_count > 0) return fmt::format("{} NaN values where the reference is finite", c.nan_count);
+  if (count >= 2 && c.first.size() > 0) {
+    double d = A(0) - E(0);
+    if (d != 0 && std::isfinite(d) && explains(count, tol, [&](size_t i) { return std::pair{E(i) + d, A(i)}; }))
+      return fmt::format("every element is off by the same constant ({:g})", d);
+    if (E(0) != 0) {
+      double k = A(0) / E(0);
+      if (std::isfinite(k) && k != 1 && explains(count, tol, [&](size_t i) { return std::pair{E(i) * k, A(i)}; }))
+        return fmt::format("every element is off by the same factor ({:g})", k);
+    }
+  }
+  if (shape.size() == 2 && shape[0] > 1 && shape[1] > 1 && static_cast<size_t>(shape[0] * shape[1]) == count) {
+    size_t rows = static_cast<size_t>(shape[0]), cols = static_cast<size_t>(shape[1]);
+    // actual viewed as cols x rows holding expected's transpose
+    if (explains(count, tol, [&](size_t i) {
+          size_t r = i / rows, col = i % rows;  // actual[r][col] in a cols x rows matrix
+          return std::pair{E(col * cols + r), A(i)};
+        }))
+      return "the output is the transpose of the expected one (rows and columns swapped)";
+  }
+  return "";
+}
+
+}  // namespace
+
+Comparison compare_output(const std::string& name, const void* expected, const void* actual, DType t, size_t count,
+                          const Tolerance& tol, const std::vector<int64_t>& shape) {
+  Comparison c;
+  c.output = name;
+  c.count = count;
+  c.never_written = count_poisoned(actual, dtype_size(t), count);
+  for (size_t i = 0; i < count; ++i) {
+    double e = load_element(expected, t, i), a = load_element(actual, t, i);
+    if (std::isfinite(e)) {
+      if (std::isnan(a)) ++c.nan_count;
+      else if (std::isinf(a)) ++c.inf_count;
+    }
+    if (std::isfinite(e) && std::isfinite(a)) {
+      double abs_err = std::fabs(a - e);
+      c.max_abs_error = std::max(c.max_abs_error, abs_err);
+      if (e != 0) c.max_rel_error = std::max(c.max_rel_error, abs_err / std::fabs(e));
+    }
+    if (!close(e, a, tol)) {
+      ++c.mismatches;
+      if (c.first.size() < 8) c.first.push_back({i, e, a});
+    }
+  }
+  c.matched_fraction = count ? static_cast<double>(count - c.mismatches) / static_cast<double>(count) : 1.0;
+  c.pass = c.matched_fraction >= tol.min_match && (c.mismatches == 0 || tol.min_match < 1.0);
+  if (c.mismatches > 0) c.hint = find_hint(c, expected, actual, t, count, tol, shape);
+  return c;
+}
+
+}  // namespace ptxforge::task

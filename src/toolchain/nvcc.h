@@ -1,0 +1,26 @@
+// Building a task's reference.cu with nvcc (the "traditional compiler backend" a candidate is
+// measured against) into a cubin for the device's architecture, cached by content so a suite
+// run builds each reference once.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "util/result.h"
+
+namespace ptxforge::toolchain {
+
+struct ReferenceBuild {
+  std::string cubin_path;
+  bool cached = false;
+  double seconds = 0;
+};
+
+// nvcc -cubin -O3 -arch=<arch>; an error carries nvcc's messages.
+Result<ReferenceBuild> build_reference(const std::string& cu_path, const std::string& arch,
+                                       std::chrono::milliseconds timeout = std::chrono::minutes(3));
+
+// FNV-1a, for cache keys.
+uint64_t fnv1a(std::string_view data, uint64_t seed = 0xcbf29ce484222325ull);
+
+}  // namespace ptxforge::toolchain

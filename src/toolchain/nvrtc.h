@@ -1,0 +1,19 @@
+// CUDA C++ with inline PTX as a candidate: NVRTC (loaded with dlopen) turns it into PTX, and
+// from there it takes the same path as a PTX candidate.
+#pragma once
+
+#include <string>
+
+#include "util/result.h"
+
+namespace ptxforge::toolchain {
+
+struct CudaCompile {
+  std::string ptx;
+  std::string log;  // NVRTC's warnings
+};
+
+// An error carries NVRTC's log (file:line: error ...) or says the library is missing.
+Result<CudaCompile> compile_cuda_to_ptx(const std::string& source, const std::string& name, const std::string& arch);
+
+}  // namespace ptxforge::toolchain

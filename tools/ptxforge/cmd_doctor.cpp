@@ -1,0 +1,95 @@
+// ptxforge doctor: what this machine offers ptxforge: the GPU and its limits, the CUDA tools
+// and libraries; and, plainly, what is missing and what that disables.
+#include <dlfcn.h>
+
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli_parse.h"
+#include "gpu/driver.h"
+#include "util/paths.h"
+#include "gpu/worker.h"
+#include "util/subprocess.h"
+#include "util/text.h"
+
+namespace ptxforge::cli {
+
+namespace {
+
+std::string tool_version(const std::string& path) {
+  auto p = run_process({path, "--version"}, std::chrono::seconds(20));
+  if (!p || p->exit_code != 0) return "(did not report a version)";
+  std::string out = p->out + p->err, last;
+  for (auto line : split(out, '\n'))
+    if (!trim(line).empty()) last = std::string(trim(line));
+  return last;
+}
+
+bool library_present(const std::string& name) {
+  void* h = dlopen((cuda_home() + "/lib64/" + name).c_str(), RTLD_LAZY | RTLD_LOCAL);
+  if (!h) h = dlopen(name.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  if (h) dlclose(h);
+  return h != nullptr;
+}
+
+}  // namespace
+
+int cmd_doctor(const std::vector<std::string>& args) {
+  CLI::App app("Report the GPU and the CUDA toolchain ptxforge can use, and what is missing", "doctor");
+  if (int rc = parse_args(app, args); rc >= 0) return rc;
+  int problems = 0;
+  std::cout << "GPU\n";
+  auto info = gpu::device_info();
+  if (!info) {
+    std::cout << "  none: " << info.error().message << "\n"
+              << "  without a GPU, run/compile do check and assemble only and say the kernel was NOT verified\n";
+    ++problems;
+  } else {
+    const auto& i = *info;
+    std::cout << fmt::format("  {}  compute capability {}.{} (assembles for {})\n", i.name, i.cc_major, i.cc_minor, i.arch())
+              << fmt::format("  {} SMs, {} MHz, {:.1f} GiB memory ({}-bit bus, {} MHz), L2 {:.1f} MB\n", i.sms, i.clock_khz / 1000,
+                             static_cast<double>(i.memory_bytes) / (1 << 30), i.bus_width_bits, i.memory_clock_khz / 1000,
+                             i.l2_bytes / 1e6)
+              << fmt::format("  shared memory: {} KB per block ({} KB opt-in), {} KB per SM; registers: {} per block, {} per SM\n",
+                             i.shared_per_block / 1024, i.shared_per_block_optin / 1024, i.shared_per_sm / 1024,
+                             i.registers_per_block, i.registers_per_sm)
+              << fmt::format("  driver supports CUDA {}.{}\n", i.driver_version / 1000, i.driver_version % 1000 / 10);
+  }
+  std::cout << fmt::format("\ntoolchain (CUDA home {})\n", cuda_home());
+  struct Tool {
+    const char* name;
+    const char* needed_for;
+    bool required;
+  };
+  for (Tool t : {Tool{"ptxas", "assemble, run", true}, Tool{"nvcc", "building task references", true},
+                 Tool{"cuobjdump", "SASS listings", false}, Tool{"nvdisasm", "SASS listings", false},
+                 Tool{"ncu", "executed-instruction proofs", false}, Tool{"compute-sanitizer", "run --sanitize", false}}) {
+    auto path = find_cuda_tool(t.name);
+    if (path) std::cout << fmt::format("  {:<18} {}  {}\n", t.name, *path, tool_version(*path));
+    else {
+      std::cout << fmt::format("  {:<18} MISSING: needed for {}\n", t.name, t.needed_for);
+      if (t.required) ++problems;
+    }
+  }
+  for (auto [lib, use] : {std::pair{"libnvrtc.so.13", "compiling .cu candidates"}, std::pair{"libnvJitLink.so.13", "assemble --backend nvjitlink"},
+                          std::pair{"libcublas.so.13", "library baselines"}}) {
+    bool ok = library_present(lib);
+    std::cout << fmt::format("  {:<18} {}\n", lib, ok ? "present" : fmt::format("MISSING: needed for {}", use));
+  }
+  auto data = data_dir();
+  std::cout << fmt::format("\ndata: {}\n", data ? *data : "(not found: set PTXFORGE_DATA_DIR)");
+  std::cout << fmt::format("cache: {}\n", cache_dir());
+  return problems ? kExitUsage : kExitOk;
+}
+
+int cmd_worker(const std::vector<std::string>& args) {
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+    std::cout << "ptxforge worker: the isolated GPU worker that `run` starts; it reads jobs as JSON lines on stdin.\n"
+                 "It is not meant to be run by hand.\n";
+    return kExitOk;
+  }
+  return gpu::worker_main();
+}
+
+}  // namespace ptxforge::cli

@@ -1,0 +1,60 @@
+// ptxforge run: one candidate through check -> assemble -> verify -> time -> prove, with a
+// verdict per stage. Exit 0: verified (and timed) on a GPU; 1: the candidate failed a stage;
+// 2: usage or environment (no GPU: the verdict then says the kernel was NOT verified).
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli_parse.h"
+#include "eval/pipeline.h"
+#include "task/task_spec.h"
+
+namespace ptxforge::cli {
+
+int cmd_run(const std::vector<std::string>& args) {
+  CLI::App app("Check, assemble, verify on the GPU, time and prove one candidate for a task", "run");
+  std::string task_name, candidate, sizes = "all", arch, launch;
+  int seeds = 3;
+  double timeout = 30;
+  bool json = false, no_time = false, sanitize = false;
+  app.add_option("task", task_name, "task folder, or a task name such as level1/vector_add")->required();
+  app.add_option("candidate", candidate, "the candidate: PTX with `// @launch` lines, or CUDA C++ (.cu)")->required();
+  app.add_option("--sizes", sizes, "verify on the shown sizes only, or on all (held-back included)")
+      ->check(CLI::IsMember({"shown", "all"}))->capture_default_str();
+  app.add_option("--seeds", seeds, "input seeds per size set")->check(CLI::Range(1, 100))->capture_default_str();
+  app.add_option("--arch", arch, "assemble for this target (default: the GPU's, else sm_90a)");
+  app.add_option("--launch", launch, "a TOML launch spec instead of the candidate's `// @launch` lines");
+  app.add_option("--timeout", timeout, "seconds before a hanging verify is killed")->capture_default_str();
+  app.add_flag("--no-time", no_time, "skip the timing stage");
+  app.add_flag("--sanitize", sanitize, "also run the verify stage once under compute-sanitizer");
+  app.add_flag("--json", json, "print the result record as JSON");
+  if (int rc = parse_args(app, args); rc >= 0) return rc;
+
+  auto dir = task::find_task_dir(task_name);
+  if (!dir) {
+    std::cerr << "ptxforge run: " << dir.error().message << "\n";
+    return kExitUsage;
+  }
+  auto task = task::load_task(*dir);
+  if (!task) {
+    std::cerr << task.error().message;
+    return kExitUsage;
+  }
+  eval::RunOptions opts;
+  opts.held_back = sizes == "all";
+  opts.seeds = seeds;
+  opts.time = !no_time;
+  opts.sanitize = sanitize;
+  opts.arch = arch;
+  opts.launch_path = launch;
+  opts.verify_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout * 1000));
+  eval::Pipeline pipeline;
+  eval::RunRecord r = pipeline.run(*task, candidate, opts);
+  std::cout << (json ? eval::render_report_json(r) + "\n" : eval::render_report_text(r, stdout_is_tty()));
+  if (r.passed) return kExitOk;
+  bool candidate_failed = false;
+  for (auto& s : r.stages) candidate_failed = candidate_failed || s.status == eval::StageStatus::failed;
+  return candidate_failed ? kExitInputErrors : kExitUsage;
+}
+
+}  // namespace ptxforge::cli
