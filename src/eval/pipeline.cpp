@@ -24,7 +24,10 @@ double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-std::string plural(size_t n, const char* word) { return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s"); }
+std::string plural(size_t n, const char* word) {
+  std::string w = word;
+  return fmt::format("{} {}{}", n, w, n == 1 ? "" : (w.back() == 'h' ? "es" : "s"));
+}
 
 std::string describe_case_failure(const gpu::CaseResult& c) {
   std::vector<std::string> why = c.problems;

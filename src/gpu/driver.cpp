@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <fmt/format.h>
+#include <string_view>
 
 namespace ptxforge::gpu {
 
@@ -18,7 +19,13 @@ Result<const Driver*> load() {
   const char* missing = nullptr;
   auto resolve = [&](const char* name, void** slot) {
     CUdriverProcAddressQueryResult status{};
-    if (get(name, slot, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS || !*slot)
+    // Asked for at CUDA 13.0, a name gives its newest signature, which must be the one
+    // cuda.h declares under that name. cuCtxSynchronize is the exception: 13.0 added
+    // cuCtxSynchronize_v2(CUcontext) under the same name, while cuda.h's cuCtxSynchronize
+    // is the old (void) one; calling the new one through the old type reads a garbage
+    // context and fails with CUDA_ERROR_CONTEXT_IS_DESTROYED (seen on the H200).
+    int version = std::string_view(name) == "cuCtxSynchronize" ? 2000 : CUDA_VERSION;
+    if (get(name, slot, version, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS || !*slot)
       if (!missing) missing = name;
   };
 #define PTXFORGE_RESOLVE(name) resolve(#name, reinterpret_cast<void**>(&d.name));

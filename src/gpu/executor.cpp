@@ -8,6 +8,7 @@
 #include <map>
 
 #include "gpu/driver.h"
+#include "gpu/library_baseline.h"
 #include "gpu/tensor_map.h"
 #include "ptx/parser.h"
 #include "task/buffers.h"
@@ -25,6 +26,18 @@ struct Executor::State {
   DeviceInfo info;
   CUdeviceptr flush = 0;  // written before every timed trial to evict the L2
   size_t flush_bytes = 0;
+  std::unique_ptr<LibraryBaseline> lib;
+  std::optional<std::string> lib_error;
+  // The library baseline, created on first use; nullptr (and `why`) when unavailable.
+  LibraryBaseline* library(std::string& why) {
+    if (!lib && !lib_error) {
+      auto l = LibraryBaseline::create();
+      if (l) lib = std::move(*l);
+      else lib_error = l.error().message;
+    }
+    if (lib_error) why = "unavailable: " + *lib_error;
+    return lib.get();
+  }
 };
 
 namespace {
@@ -245,10 +258,9 @@ struct ArgPack {
   }
 };
 
-// Runs the reference on plain buffers and returns its outputs; its memory is freed on return.
-std::map<std::string, std::vector<uint8_t>> run_reference(const Driver& d, const Loaded& L, const HostCase& h,
-                                                          const std::string& where) {
-  Allocations mem(d);
+// Plain device buffers for every buffer parameter: inputs uploaded, outputs zeroed.
+std::map<std::string, CUdeviceptr> plain_buffers(const Driver& d, const Loaded& L, const HostCase& h, Allocations& mem,
+                                                 const std::string& where) {
   std::map<std::string, CUdeviceptr> bufs;
   for (auto& p : L.task.params) {
     if (p.kind != Param::buffer) continue;
@@ -260,6 +272,27 @@ std::map<std::string, std::vector<uint8_t>> run_reference(const Driver& d, const
       check_cu(d.cuMemsetD8(ptr, 0, bytes), "clearing an output", where);
     bufs[p.name] = ptr;
   }
+  return bufs;
+}
+
+std::map<std::string, std::vector<uint8_t>> download_outputs(const Driver& d, const Loaded& L, const HostCase& h,
+                                                             const std::map<std::string, CUdeviceptr>& bufs,
+                                                             const std::string& where) {
+  std::map<std::string, std::vector<uint8_t>> out;
+  for (auto& p : L.task.params) {
+    if (!p.is_output()) continue;
+    auto& v = out[p.name];
+    v.resize(h.counts.at(p.name) * task::dtype_size(p.dtype));
+    check_cu(d.cuMemcpyDtoH(v.data(), bufs.at(p.name), v.size()), "reading an output", where);
+  }
+  return out;
+}
+
+// Runs the reference on plain buffers and returns its outputs; its memory is freed on return.
+std::map<std::string, std::vector<uint8_t>> run_reference(const Driver& d, const Loaded& L, const HostCase& h,
+                                                          const std::string& where) {
+  Allocations mem(d);
+  auto bufs = plain_buffers(d, L, h, mem, where);
   std::vector<std::string> names;
   for (auto& p : L.task.params) names.push_back(p.name);
   ArgPack args;
@@ -267,14 +300,7 @@ std::map<std::string, std::vector<uint8_t>> run_reference(const Driver& d, const
   Dims dims = evaluate_launch(L.task.reference, h.symbols, where);
   check_cu(launch(d, L.reference_fn, dims, args.ptrs.data()), "launching the reference", where + ", reference");
   check_cu(d.cuCtxSynchronize(), "running the reference", where + ", reference");
-  std::map<std::string, std::vector<uint8_t>> out;
-  for (auto& p : L.task.params) {
-    if (!p.is_output()) continue;
-    auto& v = out[p.name];
-    v.resize(h.counts.at(p.name) * task::dtype_size(p.dtype));
-    check_cu(d.cuMemcpyDtoH(v.data(), bufs[p.name], v.size()), "reading the reference's output", where);
-  }
-  return out;
+  return download_outputs(d, L, h, bufs, where);
 }
 
 // The candidate's buffers: guarded, inputs uploaded, outputs poisoned, scratch zeroed.
@@ -432,14 +458,7 @@ TimeReport time_job(Executor::State& s, const Loaded& L, const Job& job) {
     }
     {
       Allocations mem(d);
-      std::map<std::string, CUdeviceptr> bufs;
-      for (auto& p : L.task.params) {
-        if (p.kind != Param::buffer) continue;
-        size_t bytes = h.counts.at(p.name) * task::dtype_size(p.dtype);
-        bufs[p.name] = mem.alloc(bytes, p.name, where);
-        if (auto it = h.in.find(p.name); it != h.in.end())
-          check_cu(d.cuMemcpyHtoD(bufs[p.name], it->second.data(), bytes), "uploading an input", where);
-      }
+      auto bufs = plain_buffers(d, L, h, mem, where);
       std::vector<std::string> names;
       for (auto& p : L.task.params) names.push_back(p.name);
       ArgPack args;
@@ -448,6 +467,20 @@ TimeReport time_job(Executor::State& s, const Loaded& L, const Job& job) {
       st.reference = time_runs(
           s, [&] { check_cu(launch(d, L.reference_fn, dims, args.ptrs.data()), "launching the reference", where); },
           job.max_trials, per, where);
+    }
+    if (L.task.baseline) {
+      LibraryBaseline* lib = s.library(st.library_name);
+      if (lib) {
+        st.library_name = LibraryBaseline::name(*L.task.baseline);
+        Allocations mem(d);
+        auto bufs = plain_buffers(d, L, h, mem, where);
+        st.library = time_runs(
+            s,
+            [&] {
+              if (auto r = lib->run(*L.task.baseline, h.symbols, bufs); !r) abort_with("library", r.error().message, where);
+            },
+            job.max_trials, per, where);
+      }
     }
     rep.sizes.push_back(st);
   }
@@ -466,7 +499,8 @@ TimeReport time_job(Executor::State& s, const Loaded& L, const Job& job) {
 
 // The task's own defence: outputs a cheating or lazy kernel would leave (all zeros, a copy
 // of an input, never written) must fail the comparison on every size set.
-std::vector<CaseResult> trivial_cases(const Driver& d, const Loaded& L) {
+std::vector<CaseResult> trivial_cases(Executor::State& s, const Loaded& L) {
+  const Driver& d = *s.d;
   std::vector<CaseResult> out;
   for (const task::SizeSet* set : L.task.size_sets(true)) {
     std::string where = fmt::format("size set '{}', trivial outputs", set->name);
@@ -489,6 +523,28 @@ std::vector<CaseResult> trivial_cases(const Driver& d, const Loaded& L) {
         cr.outputs.push_back(task::compare_output(p.name, expected.at(p.name).data(), actual.data(), p.dtype,
                                                   h.counts.at(p.name), L.task.tolerance_for(p.name)));
       }
+      cr.pass = true;
+      for (auto& c : cr.outputs) cr.pass = cr.pass && c.pass;
+      out.push_back(std::move(cr));
+    }
+    std::string why;
+    LibraryBaseline* lib = L.task.baseline ? s.library(why) : nullptr;
+    if (lib) {
+      // The library computes the same product: the reference must agree with it.
+      Allocations mem(d);
+      auto bufs = plain_buffers(d, L, h, mem, where);
+      if (auto r = lib->run(*L.task.baseline, h.symbols, bufs); !r) abort_with("library", r.error().message, where);
+      check_cu(d.cuCtxSynchronize(), "running the library", where);
+      auto got = download_outputs(d, L, h, bufs, where);
+      CaseResult cr;
+      cr.trivial = "library";
+      cr.size_set = set->name;
+      cr.shown = set->shown;
+      cr.seed = 1;
+      for (auto& p : L.task.params)
+        if (p.is_output())
+          cr.outputs.push_back(task::compare_output(p.name, expected.at(p.name).data(), got.at(p.name).data(), p.dtype,
+                                                    h.counts.at(p.name), L.task.tolerance_for(p.name)));
       cr.pass = true;
       for (auto& c : cr.outputs) cr.pass = cr.pass && c.pass;
       out.push_back(std::move(cr));
@@ -533,7 +589,7 @@ Outcome Executor::run(const Job& job) {
       out.verify = std::move(rep);
     } else if (job.op == "trivial") {
       VerifyReport rep;
-      rep.cases = trivial_cases(*s_->d, L);
+      rep.cases = trivial_cases(*s_, L);
       rep.seconds = now_s() - t0;
       out.verify = std::move(rep);
     } else if (job.op == "time") {

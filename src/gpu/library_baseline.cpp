@@ -1,0 +1,99 @@
+#include "gpu/library_baseline.h"
+
+#include <dlfcn.h>
+
+#include <fmt/format.h>
+
+#include "util/paths.h"
+
+namespace ptxforge::gpu {
+
+// cuBLAS's C API, declared here (int enums, opaque handle) so no cuBLAS header is needed.
+struct LibraryBaseline::Api {
+  using Handle = void*;
+  int (*create)(Handle*) = nullptr;
+  int (*destroy)(Handle) = nullptr;
+  int (*sgemm)(Handle, int, int, int, int, int, const float*, const float*, int, const float*, int, const float*, float*, int) = nullptr;
+  int (*sgemv)(Handle, int, int, int, const float*, const float*, int, const float*, int, const float*, float*, int) = nullptr;
+  Handle handle = nullptr;
+};
+
+namespace {
+constexpr int kOpN = 0, kOpT = 1;
+}
+
+Result<std::unique_ptr<LibraryBaseline>> LibraryBaseline::create() {
+  void* h = nullptr;
+  for (std::string name : {cuda_home() + "/lib64/libcublas.so.13", std::string("libcublas.so.13"), std::string("libcublas.so")}) {
+    h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (h) break;
+  }
+  if (!h) return Error{fmt::format("cuBLAS not found (looked in {}/lib64 and the library path)", cuda_home())};
+  auto api = std::make_unique<Api>();
+  api->create = reinterpret_cast<decltype(api->create)>(dlsym(h, "cublasCreate_v2"));
+  api->destroy = reinterpret_cast<decltype(api->destroy)>(dlsym(h, "cublasDestroy_v2"));
+  api->sgemm = reinterpret_cast<decltype(api->sgemm)>(dlsym(h, "cublasSgemm_v2"));
+  api->sgemv = reinterpret_cast<decltype(api->sgemv)>(dlsym(h, "cublasSgemv_v2"));
+  if (!api->create || !api->destroy || !api->sgemm || !api->sgemv) return Error{"cuBLAS lacks an expected function"};
+  if (int rc = api->create(&api->handle); rc != 0) return Error{fmt::format("cublasCreate failed with status {}", rc)};
+  return std::unique_ptr<LibraryBaseline>(new LibraryBaseline(std::move(api)));
+}
+
+LibraryBaseline::LibraryBaseline(std::unique_ptr<Api> api) : api_(std::move(api)) {}
+LibraryBaseline::~LibraryBaseline() {
+  if (api_ && api_->handle) api_->destroy(api_->handle);
+}
+
+std::string LibraryBaseline::name(const task::Baseline& b) {
+  if (b.library == "cublas_sgemm") return "cuBLAS sgemm";
+  if (b.library == "cublas_sgemv") return "cuBLAS sgemv";
+  return b.library;
+}
+
+Status LibraryBaseline::run(const task::Baseline& b, const task::Bindings& symbols,
+                            const std::map<std::string, CUdeviceptr>& buffers) {
+  auto arg = [&](const char* key) -> Result<int64_t> {
+    auto it = b.args.find(key);
+    if (it == b.args.end()) return Error{fmt::format("baseline {} needs '{}'", b.library, key)};
+    auto e = task::SizeExpr::parse(it->second);
+    if (!e) return e.error();
+    return e->evaluate_int(symbols);
+  };
+  auto buf = [&](const char* key) -> Result<float*> {
+    auto it = b.args.find(key);
+    if (it == b.args.end()) return Error{fmt::format("baseline {} needs '{}'", b.library, key)};
+    auto p = buffers.find(it->second);
+    if (p == buffers.end()) return Error{fmt::format("baseline {}: '{}' is not a buffer", b.library, it->second)};
+    return reinterpret_cast<float*>(p->second);
+  };
+  const float one = 1.0f, zero = 0.0f;
+  if (b.library == "cublas_sgemm") {
+    auto m = arg("m"), n = arg("n"), k = arg("k");
+    auto A = buf("a"), B = buf("b"), C = buf("c");
+    for (auto* r : {&m, &n, &k})
+      if (!*r) return r->error();
+    for (auto* r : {&A, &B, &C})
+      if (!*r) return r->error();
+    // Row-major C (m x n) = A (m x k) B (k x n)  <=>  column-major C^T = B^T A^T.
+    int rc = api_->sgemm(api_->handle, kOpN, kOpN, static_cast<int>(*n), static_cast<int>(*m), static_cast<int>(*k), &one,
+                         *B, static_cast<int>(*n), *A, static_cast<int>(*k), &zero, *C, static_cast<int>(*n));
+    if (rc != 0) return Error{fmt::format("cublasSgemm failed with status {}", rc)};
+    return ok_status();
+  }
+  if (b.library == "cublas_sgemv") {
+    auto rows = arg("rows"), cols = arg("cols");
+    auto A = buf("a"), X = buf("x"), Y = buf("y");
+    for (auto* r : {&rows, &cols})
+      if (!*r) return r->error();
+    for (auto* r : {&A, &X, &Y})
+      if (!*r) return r->error();
+    // Row-major A (rows x cols) is column-major A^T (cols x rows): y = (A^T)^T x.
+    int rc = api_->sgemv(api_->handle, kOpT, static_cast<int>(*cols), static_cast<int>(*rows), &one, *A,
+                         static_cast<int>(*cols), *X, 1, &zero, *Y, 1);
+    if (rc != 0) return Error{fmt::format("cublasSgemv failed with status {}", rc)};
+    return ok_status();
+  }
+  return Error{fmt::format("unknown library baseline '{}'", b.library)};
+}
+
+}  // namespace ptxforge::gpu

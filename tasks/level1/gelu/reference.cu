@@ -1,0 +1,8 @@
+// The nvcc baseline: the formula as written, with the accurate tanhf.
+extern "C" __global__ void gelu_ref(const float* x, float* out, unsigned n) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    float v = x[i];
+    out[i] = 0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v)));
+  }
+}
