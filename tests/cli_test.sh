@@ -34,5 +34,21 @@ printf '.version 8.0\n.target sm_90\n/* never closed\n' > "$tmp/uc.ptx"
 expect 1 "unterminated" check "$tmp/uc.ptx"
 expect 0 "^\.version 6\.3" fmt --add-header "$root/examples/snippet_no_header.ptx"
 expect 1 "needs-target" fmt --retarget sm_80 "$root/examples/wgmma_fence.ptx"
+# run / suite / doctor: the harness's contract on a machine with or without a GPU.
+expect 0 "level1/vector_add" suite list
+expect 0 "## Sizes" suite show vector_add
+if "$ptxforge" suite show vector_add | grep -qE "odd|1000003|tiny"; then
+  echo "FAIL: suite show leaks a held-back size"; fail=$((fail+1)); else passed=$((passed+1)); fi
+expect 2 "no task 'vektor_add'.*did you mean 'vector_add'" run vektor_add "$root/examples/vector_add.ptx"
+expect 1 "FAILED at check: .*no launch spec" run vector_add "$root/examples/vector_add.ptx"
+expect 1 "FAILED at check" run vector_add "$root/examples/broken_vector_add.ptx"
+expect 1 "FAILED at check" run vector_add "$tmp/garbage.ptx"
+expect 2 "cannot read|No such file" run vector_add "$tmp/missing.ptx"
+out=$("$ptxforge" run --no-time vector_add "$root/tasks/level1/vector_add/solution.ptx" 2>&1); rc=$?
+if { ((rc == 2)) && grep -q "^verdict: NOT verified on a GPU" <<<"$out"; } || { ((rc == 0)) && grep -q "^verdict: passed" <<<"$out"; }; then
+  passed=$((passed+1)); else echo "FAIL: run on the solution: exit $rc"; echo "$out"; fail=$((fail+1)); fi
+mkdir -p "$tmp/badtask"; printf 'name = "x"\n[[param]]\nname = "a"\ndtype = "f99"\n' > "$tmp/badtask/task.toml"
+expect 2 "task.toml:4:9: error: unknown dtype 'f99'" run "$tmp/badtask" "$root/examples/vector_add.ptx"
+expect 0 "usage|Usage" help run
 echo "$passed passed, $fail failed"
 [[ $fail -eq 0 ]]

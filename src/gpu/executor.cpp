@@ -26,6 +26,8 @@ struct Executor::State {
   DeviceInfo info;
   CUdeviceptr flush = 0;  // written before every timed trial to evict the L2
   size_t flush_bytes = 0;
+  std::map<std::string, std::shared_ptr<void>> cases;  // CachedCase, a type local to this file
+  size_t case_bytes = 0;
   std::unique_ptr<LibraryBaseline> lib;
   std::optional<std::string> lib_error;
   // The library baseline, created on first use; nullptr (and `why`) when unavailable.
@@ -225,12 +227,18 @@ HostCase make_host_case(const Loaded& L, const task::SizeSet& set, uint64_t seed
       h.scalars[p.name] = b;
     }
   }
-  for (auto& sc : L.spec.scratch) {
-    auto n = sc.count.evaluate_int(h.symbols);
-    if (!n) abort_with("spec", fmt::format("count of scratch '{}': {}", sc.name, n.error().message), where);
-    h.counts[sc.name] = static_cast<size_t>(*n);
-  }
   return h;
+}
+
+// Element counts of the candidate's scratch buffers (they depend on its spec, not the task).
+std::map<std::string, size_t> scratch_counts(const Loaded& L, const task::Bindings& symbols, const std::string& where) {
+  std::map<std::string, size_t> out;
+  for (auto& sc : L.spec.scratch) {
+    auto n = sc.count.evaluate_int(symbols);
+    if (!n) abort_with("spec", fmt::format("count of scratch '{}': {}", sc.name, n.error().message), where);
+    out[sc.name] = static_cast<size_t>(*n);
+  }
+  return out;
 }
 
 size_t elem_size_of(const Loaded& L, const std::string& name) {
@@ -312,7 +320,9 @@ struct CandidateBuffers {
 
 void setup_candidate(const Driver& d, const Loaded& L, const HostCase& h, Allocations& mem, CandidateBuffers& cb,
                      const std::string& where) {
-  for (auto& [name, count] : h.counts) {
+  std::map<std::string, size_t> counts = h.counts;
+  counts.merge(scratch_counts(L, h.symbols, where));
+  for (auto& [name, count] : counts) {
     size_t bytes = count * elem_size_of(L, name);
     GuardedLayout layout{bytes};
     CUdeviceptr base = mem.alloc(layout.total(), name, where);
@@ -389,15 +399,26 @@ CaseResult check_candidate(const Driver& d, const Loaded& L, const HostCase& h, 
   return cr;
 }
 
-CaseResult verify_case(const Driver& d, const Loaded& L, const task::SizeSet& set, uint64_t seed) {
+// Inputs and the reference's outputs for (task, reference, size set, seed), kept by the
+// worker: the next candidate for the same task (the model's next round) only runs itself.
+struct CachedCase {
+  HostCase h;
+  std::map<std::string, std::vector<uint8_t>> expected;
+  bool has_expected = false;
+};
+
+std::shared_ptr<CachedCase> cached_case(Executor::State& s, const Loaded& L, const Job& job, const task::SizeSet& set,
+                                        uint64_t seed, bool need_expected, const std::string& where);
+
+CaseResult verify_case(Executor::State& s, const Loaded& L, const Job& job, const task::SizeSet& set, uint64_t seed) {
+  const Driver& d = *s.d;
   std::string where = fmt::format("size set '{}', seed {}", set.name, seed);
-  HostCase h = make_host_case(L, set, seed, where);
-  auto expected = run_reference(d, L, h, where);
+  auto c = cached_case(s, L, job, set, seed, true, where);
   Allocations mem(d);
   CandidateBuffers cb;
-  setup_candidate(d, L, h, mem, cb, where);
-  run_candidate_launches(d, L, h, cb, where, true);
-  CaseResult cr = check_candidate(d, L, h, cb, expected, where);
+  setup_candidate(d, L, c->h, mem, cb, where);
+  run_candidate_launches(d, L, c->h, cb, where, true);
+  CaseResult cr = check_candidate(d, L, c->h, cb, c->expected, where);
   cr.size_set = set.name;
   cr.shown = set.shown;
   cr.seed = seed;
@@ -447,7 +468,8 @@ TimeReport time_job(Executor::State& s, const Loaded& L, const Job& job) {
   double per = job.budget_s / (2.0 * static_cast<double>(shown.size()));
   for (const task::SizeSet* set : shown) {
     std::string where = fmt::format("timing size set '{}'", set->name);
-    HostCase h = make_host_case(L, *set, 0, where);
+    auto cached = cached_case(s, L, job, *set, 0, false, where);
+    const HostCase& h = cached->h;
     SizeTiming st;
     st.size_set = set->name;
     {
@@ -486,7 +508,7 @@ TimeReport time_job(Executor::State& s, const Loaded& L, const Job& job) {
   }
   // Fresh inputs, poisoned outputs, one more launch: catches compute-once-then-skip.
   const task::SizeSet* last = shown.back();
-  CaseResult again = verify_case(d, L, *last, 1000003);
+  CaseResult again = verify_case(s, L, job, *last, 1000003);
   rep.reverify_pass = again.pass;
   if (!again.pass) {
     std::vector<std::string> why = again.problems;
@@ -499,13 +521,14 @@ TimeReport time_job(Executor::State& s, const Loaded& L, const Job& job) {
 
 // The task's own defence: outputs a cheating or lazy kernel would leave (all zeros, a copy
 // of an input, never written) must fail the comparison on every size set.
-std::vector<CaseResult> trivial_cases(Executor::State& s, const Loaded& L) {
+std::vector<CaseResult> trivial_cases(Executor::State& s, const Loaded& L, const Job& job) {
   const Driver& d = *s.d;
   std::vector<CaseResult> out;
   for (const task::SizeSet* set : L.task.size_sets(true)) {
     std::string where = fmt::format("size set '{}', trivial outputs", set->name);
-    HostCase h = make_host_case(L, *set, 1, where);
-    auto expected = run_reference(d, L, h, where);
+    auto cached = cached_case(s, L, job, *set, 1, true, where);
+    const HostCase& h = cached->h;
+    const auto& expected = cached->expected;
     const std::vector<uint8_t>* first_input = h.in.empty() ? nullptr : &h.in.begin()->second;
     for (const char* kind : {"zeros", "input-copy", "unwritten"}) {
       CaseResult cr;
@@ -553,6 +576,34 @@ std::vector<CaseResult> trivial_cases(Executor::State& s, const Loaded& L) {
   return out;
 }
 
+std::shared_ptr<CachedCase> cached_case(Executor::State& s, const Loaded& L, const Job& job, const task::SizeSet& set,
+                                        uint64_t seed, bool need_expected, const std::string& where) {
+  constexpr size_t kCacheLimit = size_t{8} << 30;
+  std::string key = fmt::format("{}|{}|{}|{}", job.task_dir, job.reference_cubin, set.name, seed);
+  auto it = s.cases.find(key);
+  std::shared_ptr<CachedCase> c;
+  if (it != s.cases.end()) {
+    c = std::static_pointer_cast<CachedCase>(it->second);
+  } else {
+    c = std::make_shared<CachedCase>();
+    c->h = make_host_case(L, set, seed, where);
+    size_t bytes = 0;
+    for (auto& [n, v] : c->h.in) bytes += v.size();
+    if (s.case_bytes + bytes > kCacheLimit) {
+      s.cases.clear();
+      s.case_bytes = 0;
+    }
+    s.case_bytes += bytes;
+    s.cases[key] = c;
+  }
+  if (need_expected && !c->has_expected) {
+    c->expected = run_reference(*s.d, L, c->h, where);
+    c->has_expected = true;
+    for (auto& [n, v] : c->expected) s.case_bytes += v.size();
+  }
+  return c;
+}
+
 }  // namespace
 
 Executor::Executor(std::unique_ptr<State> s) : s_(std::move(s)) {}
@@ -584,12 +635,12 @@ Outcome Executor::run(const Job& job) {
     if (job.op == "verify") {
       VerifyReport rep;
       for (const task::SizeSet* set : L.task.size_sets(job.held_back))
-        for (int seed = 1; seed <= job.seeds; ++seed) rep.cases.push_back(verify_case(*s_->d, L, *set, static_cast<uint64_t>(seed)));
+        for (int seed = 1; seed <= job.seeds; ++seed) rep.cases.push_back(verify_case(*s_, L, job, *set, static_cast<uint64_t>(seed)));
       rep.seconds = now_s() - t0;
       out.verify = std::move(rep);
     } else if (job.op == "trivial") {
       VerifyReport rep;
-      rep.cases = trivial_cases(*s_, L);
+      rep.cases = trivial_cases(*s_, L, job);
       rep.seconds = now_s() - t0;
       out.verify = std::move(rep);
     } else if (job.op == "time") {

@@ -1,47 +1,58 @@
 #include "task/buffers.h"
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
+#include <thread>
+#include <vector>
 #include <fmt/format.h>
 
 namespace ptxforge::task {
 
 namespace {
-// splitmix64: tiny, fast and good enough to draw test inputs.
-struct Rng {
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+// Counter-based: element i's value depends only on (seed, stream, i), so the buffer can be
+// filled by many threads and still come out the same everywhere.
+uint64_t mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+double unit(uint64_t bits) { return static_cast<double>(bits >> 11) * (1.0 / 9007199254740992.0); }
+
+double draw(const Distribution& d, uint64_t key, size_t i) {
+  uint64_t r = mix(key + 0x9E3779B97F4A7C15ull * (i + 1));
+  switch (d.kind) {
+    case Distribution::uniform: return d.a + (d.b - d.a) * unit(r);
+    case Distribution::normal: {
+      double u1 = std::max(unit(r), 1e-300), u2 = unit(mix(r ^ 0xD1B54A32D192ED03ull));
+      return d.a + d.b * std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+    }
+    case Distribution::integers: {
+      uint64_t span = static_cast<uint64_t>(d.b - d.a) + 1;
+      return d.a + static_cast<double>(r % span);
+    }
+    case Distribution::zeros: return 0;
+    case Distribution::ones: return 1;
+    case Distribution::iota: return static_cast<double>(i);
   }
-  double uniform01() { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }
-};
+  return 0;
+}
 }  // namespace
 
 void fill_input(void* data, DType t, size_t count, const Distribution& d, uint64_t seed, uint64_t stream) {
-  Rng rng{seed * 0x100000001B3ull + stream * 0x9E3779B97F4A7C15ull + 1};
-  for (size_t i = 0; i < count; ++i) {
-    double v = 0;
-    switch (d.kind) {
-      case Distribution::uniform: v = d.a + (d.b - d.a) * rng.uniform01(); break;
-      case Distribution::normal: {
-        double u1 = std::max(rng.uniform01(), 1e-300), u2 = rng.uniform01();
-        v = d.a + d.b * std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-        break;
-      }
-      case Distribution::integers: {
-        uint64_t span = static_cast<uint64_t>(d.b - d.a) + 1;
-        v = d.a + static_cast<double>(rng.next() % span);
-        break;
-      }
-      case Distribution::zeros: v = 0; break;
-      case Distribution::ones: v = 1; break;
-      case Distribution::iota: v = static_cast<double>(i); break;
-    }
-    store_element(data, t, i, v);
+  const uint64_t key = mix(seed * 0x100000001B3ull + stream * 0xA24BAED4963EE407ull + 1);
+  auto fill = [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) store_element(data, t, i, draw(d, key, i));
+  };
+  size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), 16);
+  if (count < (size_t{1} << 20) || threads == 1) {
+    fill(0, count);
+    return;
   }
+  std::vector<std::thread> pool;
+  size_t chunk = (count + threads - 1) / threads;
+  for (size_t k = 0; k < threads; ++k) pool.emplace_back(fill, std::min(count, k * chunk), std::min(count, (k + 1) * chunk));
+  for (auto& th : pool) th.join();
 }
 
 void fill_poison(void* data, size_t bytes) {

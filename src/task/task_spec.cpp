@@ -358,7 +358,7 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
   }
   bool has_output = false;
   for (auto& p : task.params) has_output = has_output || p.is_output();
-  if (!task.params.empty() && !has_output) diags.error(top, "the task has no output buffer (role out or inout)", "task");
+  if (!task.params.empty() && !has_output && !diags.has_errors()) diags.error(top, "the task has no output buffer (role out or inout)", "task");
   check_symbols(r, task, diags);
   if (diags.has_errors()) {
     diags.sort_by_location();

@@ -1,24 +1,36 @@
 #!/usr/bin/env bash
-# GPU test: every adversarial candidate must fail, at the stage and for the reason its
-# `// expect:` line names (a regex over the report). Exit 77 (skip) without a GPU.
+# GPU test: the adversarial candidates run one after another in ONE `ptxforge run` (one
+# harness, one worker that must be restarted after the fault and the hang), followed by the
+# task's own solution, which must still pass. Each candidate's verdict must match the regex
+# on its `// expect:` line. Exit 77 (skip) without a GPU.
 set -u
 ptxforge=$1; dir=$2; task=${3:-vector_add}
-out=$("$ptxforge" run --no-time "$task" "$dir/../../tasks/level1/$task/solution.ptx" 2>&1)
-rc=$?
+solution="$dir/../../tasks/level1/$task/solution.ptx"
+out=$("$ptxforge" run --no-time "$task" "$solution" 2>&1)
 if grep -q "NOT verified on a GPU" <<<"$out"; then echo "no GPU: skipping"; exit 77; fi
-if ((rc != 0)); then echo "FAIL: the task's own solution does not pass:"; echo "$out"; exit 1; fi
+files=("$dir"/*.ptx)
+t0=$(date +%s%N)
+out=$("$ptxforge" run --timeout 10 "$task" "${files[@]}" "$solution" 2>&1)
+rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+echo "$out" > "${TEST_LOG:-/dev/null}"
+# verdicts in order, one per candidate
+mapfile -t verdicts < <(grep '^verdict: ' <<<"$out")
 fail=0
-for f in "$dir"/*.ptx; do
-  want=$(sed -n 's|^// expect: ||p' "$f" | head -1)
-  t0=$(date +%s.%N)
-  out=$("$ptxforge" run --timeout 10 "$task" "$f" 2>&1); rc=$?
-  secs=$(echo "$(date +%s.%N) - $t0" | bc)
-  line=$(grep -E "^  (check|assemble|verify|time|prove) +FAILED" <<<"$out" | head -1)
-  detail=$(grep -E "FAILED|hint|write past|modified|held back|fresh inputs|never written|ILLEGAL|timeout|all zeros|only the first" <<<"$out")
-  if ((rc != 1)) || ! grep -qE -- "$want" <<<"$(echo "$line"; echo "$detail")"; then
-    echo "FAIL: $(basename "$f") (exit $rc, want 1 and /$want/):"; echo "$out" | head -40; fail=1
+if ((${#verdicts[@]} != ${#files[@]} + 1)); then
+  echo "FAIL: expected $((${#files[@]} + 1)) verdicts, got ${#verdicts[@]}"; echo "$out" | tail -40; exit 1
+fi
+for i in "${!files[@]}"; do
+  f=${files[$i]}; want=$(sed -n 's|^// expect: ||p' "$f" | head -1)
+  if grep -qE -- "$want" <<<"${verdicts[$i]}"; then
+    printf 'ok   %-20s %s\n' "$(basename "$f")" "$(cut -c1-150 <<<"${verdicts[$i]}")"
   else
-    printf 'ok   %-22s %6.2f s  %s\n' "$(basename "$f")" "$secs" "$(sed 's/^ *//' <<<"$line" | cut -c1-150)"
+    printf 'FAIL %-20s want /%s/, got: %s\n' "$(basename "$f")" "$want" "${verdicts[$i]}"; fail=1
   fi
 done
+last=${verdicts[${#files[@]}]}
+if [[ $last == "verdict: passed"* ]]; then echo "ok   solution after them: $last"; else echo "FAIL solution after them: $last"; fail=1; fi
+((rc == 1)) || { echo "FAIL: exit code $rc, want 1 (some candidates failed)"; fail=1; }
+grep -E '^worker: ' <<<"$out"
+echo "all $(( ${#files[@]} + 1 )) candidates in ${ms} ms"
 exit $fail

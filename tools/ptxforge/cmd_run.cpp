@@ -8,17 +8,20 @@
 #include "cli_parse.h"
 #include "eval/pipeline.h"
 #include "task/task_spec.h"
+#include "util/text.h"
 
 namespace ptxforge::cli {
 
 int cmd_run(const std::vector<std::string>& args) {
   CLI::App app("Check, assemble, verify on the GPU, time and prove one candidate for a task", "run");
-  std::string task_name, candidate, sizes = "all", arch, launch;
+  std::string task_name, sizes = "all", arch, launch;
+  std::vector<std::string> candidates;
   int seeds = 3;
   double timeout = 30;
   bool json = false, no_time = false, sanitize = false;
   app.add_option("task", task_name, "task folder, or a task name such as level1/vector_add")->required();
-  app.add_option("candidate", candidate, "the candidate: PTX with `// @launch` lines, or CUDA C++ (.cu)")->required();
+  app.add_option("candidates", candidates, "candidates: PTX with `// @launch` lines, or CUDA C++ (.cu); several run one "
+                 "after another in one harness")->required();
   app.add_option("--sizes", sizes, "verify on the shown sizes only, or on all (held-back included)")
       ->check(CLI::IsMember({"shown", "all"}))->capture_default_str();
   app.add_option("--seeds", seeds, "input seeds per size set")->check(CLI::Range(1, 100))->capture_default_str();
@@ -40,6 +43,12 @@ int cmd_run(const std::vector<std::string>& args) {
     std::cerr << task.error().message;
     return kExitUsage;
   }
+  for (auto& c : candidates) {
+    if (auto text = read_file(c); !text) {
+      std::cerr << "ptxforge run: " << text.error().message << "\n";
+      return kExitUsage;
+    }
+  }
   eval::RunOptions opts;
   opts.held_back = sizes == "all";
   opts.seeds = seeds;
@@ -49,12 +58,18 @@ int cmd_run(const std::vector<std::string>& args) {
   opts.launch_path = launch;
   opts.verify_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout * 1000));
   eval::Pipeline pipeline;
-  eval::RunRecord r = pipeline.run(*task, candidate, opts);
-  std::cout << (json ? eval::render_report_json(r) + "\n" : eval::render_report_text(r, stdout_is_tty()));
-  if (r.passed) return kExitOk;
-  bool candidate_failed = false;
-  for (auto& s : r.stages) candidate_failed = candidate_failed || s.status == eval::StageStatus::failed;
-  return candidate_failed ? kExitInputErrors : kExitUsage;
+  bool all_passed = true, any_failed = false;
+  for (auto& candidate : candidates) {
+    eval::RunRecord r = pipeline.run(*task, candidate, opts);
+    if (json) std::cout << eval::render_report_json(r) << "\n";
+    else std::cout << eval::render_report_text(r, stdout_is_tty()) << (candidates.size() > 1 ? "\n" : "");
+    std::cout.flush();
+    all_passed = all_passed && r.passed;
+    for (auto& s : r.stages) any_failed = any_failed || s.status == eval::StageStatus::failed;
+  }
+  if (candidates.size() > 1 && !json) std::cout << fmt::format("worker: {} started for {} candidates\n", pipeline.worker_starts(), candidates.size());
+  if (all_passed) return kExitOk;
+  return any_failed ? kExitInputErrors : kExitUsage;
 }
 
 }  // namespace ptxforge::cli

@@ -3,6 +3,7 @@
 // the GPU, and trivial outputs (all zeros, a copy of an input, never written) fail it.
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -88,6 +89,7 @@ int suite_validate(const std::string& only, bool time, bool json_lines) {
       continue;
     }
     int accepted = 0, trivial_count = 0, library_checks = 0, disagreements = 0;
+    std::map<std::string, std::pair<int, int>> kinds;  // kind -> (size sets, size sets rejecting it)
     for (auto& c : *trivial) {
       if (c.trivial == "library") {
         ++library_checks;
@@ -99,21 +101,33 @@ int suite_validate(const std::string& only, bool time, bool json_lines) {
         }
         continue;
       }
+      // A trivial candidate fails the task when any size set rejects it (on a 1-element scan,
+      // copying the input IS the answer; the other sizes must catch it).
+      auto& k = kinds[c.trivial];
+      k.first += 1;
+      k.second += c.pass ? 0 : 1;
+    }
+    for (auto& [kind, counts] : kinds) {
       ++trivial_count;
-      if (c.pass) {
+      if (counts.second == 0) {
         ++accepted;
-        std::cout << fmt::format("  HOLE: a '{}' output passes on size set '{}'\n", c.trivial, c.size_set);
+        std::cout << fmt::format("  HOLE: an output that is '{}' passes on all {} size sets\n", kind, counts.first);
       }
     }
-    bool ok = r.passed && accepted == 0 && disagreements == 0;
+    // The same candidate again, as a model's next round would come: the worker is warm and
+    // holds the task's inputs and reference outputs, so this is the per-candidate cost.
+    eval::RunOptions again = opts;
+    again.time = false;
+    eval::RunRecord warm = pipeline.run(*t, d + "/solution.ptx", again);
+    bool ok = r.passed && warm.gpu_verified && accepted == 0 && disagreements == 0;
     failed += ok ? 0 : 1;
     validated += ok ? 1 : 0;
-    std::cout << fmt::format("{}: solution {}, {} of {} trivial outputs rejected{}, candidate checked in {:.3f} s\n\n", name,
+    std::cout << fmt::format("{}: solution {}, {} of {} kinds of trivial output rejected{}, candidate checked in {:.3f} s (warm worker: {:.3f} s)\n\n", name,
                              r.passed ? "passed" : "FAILED", trivial_count - accepted, trivial_count,
                              library_checks ? fmt::format(", reference agrees with {} on {} of {} size sets", t->baseline->library,
                                                           library_checks - disagreements, library_checks)
                                             : "",
-                             r.check_wall_s);
+                             r.check_wall_s, warm.check_wall_s);
   }
   std::cout << fmt::format("{} tasks validated, {} failed{}\n", validated, failed,
                            no_gpu ? fmt::format(", {} NOT verified (no GPU)", no_gpu) : "");

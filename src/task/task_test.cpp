@@ -1,0 +1,211 @@
+#include <gtest/gtest.h>
+
+#include "ptx/parser.h"
+#include "task/expr.h"
+#include "task/launch_spec.h"
+#include "task/task_spec.h"
+
+namespace ptxforge::task {
+namespace {
+
+int64_t eval_int(std::string_view text, Bindings b = {}) {
+  auto e = SizeExpr::parse(text);
+  EXPECT_TRUE(e.ok()) << (e.ok() ? "" : e.error().message);
+  auto v = e->evaluate_int(b, true);
+  EXPECT_TRUE(v.ok()) << (v.ok() ? "" : v.error().message);
+  return v.ok() ? *v : -999;
+}
+
+TEST(SizeExpr, ArithmeticFollowsC) {
+  EXPECT_EQ(eval_int("ceil_div(n, 256)", {{"n", 1000}}), 4);
+  EXPECT_EQ(eval_int("ceil_div(n, 256)", {{"n", 1024}}), 4);
+  EXPECT_EQ(eval_int("2 + 3 * 4 - 10 / 3 % 2"), 13);
+  EXPECT_EQ(eval_int("-(2 - 5) * 2"), 6);
+  EXPECT_EQ(eval_int("min(m, n) + max(m, n)", {{"m", 3}, {"n", 9}}), 12);
+  EXPECT_EQ(eval_int("round_up(1000, 64)"), 1024);
+  EXPECT_EQ(eval_int("log2(4096) + next_pow2(1000)"), 12 + 1024);
+  EXPECT_EQ(eval_int("16_777_216"), 16777216);
+  auto f = SizeExpr::parse("alpha * 2");
+  ASSERT_TRUE(f.ok());
+  auto v = f->evaluate({{"alpha", 1.25}});
+  ASSERT_TRUE(v.ok());
+  EXPECT_FALSE(v->is_int);
+  EXPECT_DOUBLE_EQ(v->d, 2.5);
+}
+
+TEST(SizeExpr, ErrorsNameTheColumnAndTheProblem) {
+  auto e = SizeExpr::parse("ceil_dv(n, 256)");
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().message.find("column 1"), std::string::npos);
+  EXPECT_NE(e.error().message.find("did you mean 'ceil_div'"), std::string::npos);
+  EXPECT_NE(SizeExpr::parse("n +").error().message.find("ends too early"), std::string::npos);
+  EXPECT_NE(SizeExpr::parse("(n").error().message.find("expected ')'"), std::string::npos);
+  EXPECT_NE(SizeExpr::parse("min(n)").error().message.find("takes 2 arguments"), std::string::npos);
+  auto ok = SizeExpr::parse("n / k");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_NE(ok->evaluate({{"n", 1}}).error().message.find("unknown size symbol 'k'"), std::string::npos);
+  EXPECT_NE(ok->evaluate({{"n", 1}, {"k", 0}}).error().message.find("division by zero"), std::string::npos);
+  EXPECT_FALSE(SizeExpr::parse("n - 10")->evaluate_int({{"n", 1}}).ok());  // negative size
+  EXPECT_EQ(SizeExpr::parse("m * k + n")->symbols(), (std::vector<std::string>{"m", "k", "n"}));
+}
+
+TEST(Dim3Expr, ShapesWithNestedCalls) {
+  auto d = Dim3Expr::parse("(ceil_div(n, 256), 2, 1)");
+  ASSERT_TRUE(d.ok());
+  auto v = d->evaluate({{"n", 1000}});
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*v, (std::array<int64_t, 3>{4, 2, 1}));
+  EXPECT_EQ(*Dim3Expr::parse("128")->evaluate({}), (std::array<int64_t, 3>{128, 1, 1}));
+  EXPECT_FALSE(Dim3Expr::parse("(1, 2, 3, 4)").ok());
+  EXPECT_FALSE(Dim3Expr::parse("(n - n, 1, 1)")->evaluate({{"n", 5}}).ok());  // a zero dimension
+}
+
+const char* kTask = R"TOML(name = "t"
+description = "d"
+entry = "k"
+[[param]]
+name = "x"
+dtype = "f32"
+count = "n"
+role = "in"
+[[param]]
+name = "y"
+dtype = "f32"
+count = "n"
+role = "out"
+[[param]]
+name = "n"
+kind = "scalar"
+dtype = "u32"
+value = "n"
+[[sizes]]
+name = "small"
+n = 100
+[[sizes]]
+name = "held"
+shown = false
+n = 7
+[reference]
+entry = "k_ref"
+grid = "(ceil_div(n, 256), 1, 1)"
+block = "(256, 1, 1)"
+[tolerance]
+rtol = 1e-3
+)TOML";
+
+TEST(TaskSpec, ParsesParamsSizesReferenceTolerance) {
+  auto t = parse_task(kTask, "task.toml", "/tmp/t");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->params.size(), 3u);
+  EXPECT_EQ(t->params[1].role, Role::out);
+  EXPECT_EQ(t->params[2].kind, Param::scalar);
+  EXPECT_EQ(t->params[2].param_bytes(), 4u);
+  EXPECT_EQ(t->size_sets(false).size(), 1u);
+  EXPECT_EQ(t->size_sets(true).size(), 2u);
+  EXPECT_EQ(t->reference.entry, "k_ref");
+  EXPECT_DOUBLE_EQ(t->tolerance_for("y").rtol, 1e-3);
+  EXPECT_DOUBLE_EQ(t->tolerance_for("y").atol, 1e-6);  // the default
+}
+
+TEST(TaskSpec, ErrorsCarryFileLineAndAllProblems) {
+  std::string bad = kTask;
+  const std::string from = "dtype = \"f32\"\ncount = \"n\"\nrole = \"out\"";
+  bad.replace(bad.find(from), from.size(), "dtype = \"f33\"\ncount = \"m\"\nrole = \"output\"");
+  auto t = parse_task(bad, "task.toml", "/tmp/t");
+  ASSERT_FALSE(t.ok());
+  const std::string& m = t.error().message;
+  EXPECT_NE(m.find("task.toml:11:9: error: unknown dtype 'f33'"), std::string::npos) << m;
+  EXPECT_NE(m.find("unknown role 'output'"), std::string::npos) << m;
+  EXPECT_NE(m.find("symbol 'm' is not set in size set 'small'; did you mean 'n'?"), std::string::npos) << m;
+  EXPECT_NE(m.find("^"), std::string::npos) << "quotes the line with a caret";
+  auto syntax = parse_task("name = \n", "task.toml", "/tmp/t");
+  ASSERT_FALSE(syntax.ok());
+  EXPECT_NE(syntax.error().message.find("task.toml:1:"), std::string::npos);
+}
+
+TEST(Distribution, ParsesKnownFormsAndRejectsOthers) {
+  EXPECT_EQ(Distribution::parse("normal(0, 2)")->kind, Distribution::normal);
+  EXPECT_EQ(Distribution::parse("int(0, 255)")->b, 255);
+  EXPECT_EQ(Distribution::parse("zeros")->kind, Distribution::zeros);
+  EXPECT_FALSE(Distribution::parse("gauss(0, 1)").ok());
+  EXPECT_FALSE(Distribution::parse("uniform(1, 0)").ok());
+}
+
+const char* kPtx = R"PTX(// @launch grid=(ceil_div(n, 256), 1, 1) block=(256, 1, 1) smem=0
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 x, .param .u64 y, .param .u32 n)
+{
+  ret;
+}
+)PTX";
+
+ptx::Module parse_module(std::string_view text) {
+  Diagnostics d;
+  return ptx::parse(text, d);
+}
+
+TEST(LaunchSpec, CommentLinesFillDefaultsAndMatchTheEntry) {
+  auto task = parse_task(kTask, "task.toml", "/tmp/t");
+  auto spec = parse_launch_comments(kPtx, "c.ptx");
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  ASSERT_TRUE(check_launch_spec(*spec, *task, parse_module(kPtx), "c.ptx").ok());
+  EXPECT_EQ(spec->launches[0].entry, "k");
+  EXPECT_EQ(spec->launches[0].args, (std::vector<std::string>{"x", "y", "n"}));
+}
+
+TEST(LaunchSpec, ErrorsNameTheLine) {
+  auto task = parse_task(kTask, "task.toml", "/tmp/t");
+  EXPECT_NE(parse_launch_comments("// @lanch grid=1 block=1\n", "c.ptx").error().message.find("c.ptx:1: error: unknown launch directive '@lanch'; did you mean '@launch'?"),
+            std::string::npos);
+  EXPECT_NE(parse_launch_comments("x\n// @launch grid=(1,1,1)\n", "c.ptx").error().message.find("c.ptx:2: error: missing block"),
+            std::string::npos);
+  EXPECT_NE(parse_launch_comments(".version 8.0\n", "c.ptx").error().message.find("no launch spec"), std::string::npos);
+  EXPECT_NE(parse_launch_comments("// @launch grid=(1 block=1\n", "c.ptx").error().message.find("unbalanced"), std::string::npos);
+  // wrong parameter count against the entry's signature
+  auto spec = parse_launch_comments("// @launch grid=1 block=1 args=(x, y)\n", "c.ptx");
+  ASSERT_TRUE(spec.ok());
+  auto s = check_launch_spec(*spec, *task, parse_module(kPtx), "c.ptx");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("c.ptx:1: error: .entry k takes 3 parameters, the launch passes 2"), std::string::npos)
+      << s.error().message;
+  // a scalar passed where the entry declares a pointer
+  spec = parse_launch_comments("// @launch grid=1 block=1 args=(n, y, n)\n", "c.ptx");
+  s = check_launch_spec(*spec, *task, parse_module(kPtx), "c.ptx");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("is 8 bytes, but 'n' needs 4"), std::string::npos) << s.error().message;
+  spec = parse_launch_comments("// @launch entry=kk grid=1 block=1\n", "c.ptx");
+  s = check_launch_spec(*spec, *task, parse_module(kPtx), "c.ptx");
+  EXPECT_NE(s.error().message.find("no .entry 'kk'; did you mean 'k'?"), std::string::npos) << s.error().message;
+  spec = parse_launch_comments("// @launch grid=1 block=1 args=(x, yy, n)\n", "c.ptx");
+  s = check_launch_spec(*spec, *task, parse_module(kPtx), "c.ptx");
+  EXPECT_NE(s.error().message.find("'yy' is neither a task parameter nor a scratch buffer; did you mean 'y'?"), std::string::npos);
+}
+
+TEST(LaunchSpec, SeveralLaunchesScratchAndToml) {
+  const char* two = R"PTX(// @launch entry=a grid=(64,1,1) block=(256,1,1) args=(x, tmp, n)
+// @launch entry=b grid=1 block=64 args=(tmp, y, n)
+// @scratch name=tmp dtype=f32 count=ceil_div(n, 256)
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry a(.param .u64 x, .param .u64 t, .param .u32 n) { ret; }
+.visible .entry b(.param .u64 t, .param .u64 y, .param .u32 n) { ret; }
+)PTX";
+  auto task = parse_task(kTask, "task.toml", "/tmp/t");
+  auto spec = parse_launch_comments(two, "c.ptx");
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  ASSERT_TRUE(check_launch_spec(*spec, *task, parse_module(two), "c.ptx").ok());
+  EXPECT_EQ(spec->launches.size(), 2u);
+  EXPECT_EQ(spec->scratch[0].name, "tmp");
+  auto toml = parse_launch_toml("[[launch]]\ngrid = [\"ceil_div(n,256)\", 1, 1]\nblock = \"(256,1,1)\"\ncluster = \"(2,1,1)\"\n", "l.toml");
+  ASSERT_TRUE(toml.ok()) << toml.error().message;
+  EXPECT_TRUE(toml->launches[0].has_cluster);
+  EXPECT_EQ(*toml->launches[0].grid.evaluate({{"n", 512}}), (std::array<int64_t, 3>{2, 1, 1}));
+  EXPECT_NE(parse_launch_toml("[[launch]]\ngrid = \"1\"\nblok = \"1\"\n", "l.toml").error().message.find("did you mean 'block'"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace ptxforge::task
