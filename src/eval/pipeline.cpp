@@ -1,6 +1,7 @@
 #include "eval/pipeline.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -239,6 +240,14 @@ RunRecord Pipeline::run(const task::Task& task, const std::string& candidate_pat
             fmt::format("{} passed ({} on held-back sizes), worker {:.3f} s", plural(r.verify->cases.size(), "case"), held, r.verify->seconds),
             since(t0)};
   r.check_wall_s = since(t_start);
+  if (opts.sanitize) {
+    StageResult san = sanitize(job, task.racecheck, opts.verify_timeout * 20);
+    r.stages.insert(r.stages.begin() + 3, san);  // after verify
+    if (san.status == StageStatus::failed) {
+      r.stage("prove") = prove;
+      return r;
+    }
+  }
 
   // time
   StageResult& time = r.stage("time");
@@ -275,6 +284,42 @@ RunRecord Pipeline::run(const task::Task& task, const std::string& candidate_pat
   r.passed = r.gpu_verified;
   for (auto& s : r.stages) r.passed = r.passed && s.status != StageStatus::failed;
   return r;
+}
+
+StageResult Pipeline::sanitize(const gpu::Job& verified, bool racecheck, std::chrono::milliseconds timeout) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto tool = find_cuda_tool("compute-sanitizer");
+  if (!tool) return {"sanitize", StageStatus::skipped, "compute-sanitizer is not installed", 0};
+  gpu::Job job = verified;
+  job.held_back = false;  // once, on the shown sizes: the sanitizer slows kernels 10-100x
+  job.seeds = 1;
+  std::vector<std::string> findings;
+  for (const char* which : {"memcheck", "racecheck"}) {
+    if (std::string(which) == "racecheck" && !racecheck) continue;
+    std::string log = work_->path() + "/" + which + ".log";
+    std::vector<std::string> argv = {*tool, "--tool", which, "--log-file", log, "--print-limit", "20"};
+    for (auto& a : gpu::default_worker_argv()) argv.push_back(a);
+    gpu::WorkerClient sanitized(argv);
+    gpu::Outcome out = sanitized.run(job, timeout);
+    auto text = read_file(log);
+    size_t errors = 0;
+    std::string first;
+    if (text) {
+      for (auto line : split(*text, '\n')) {
+        auto at = line.find("ERROR SUMMARY: ");
+        if (at != std::string_view::npos) errors += std::strtoul(std::string(line.substr(at + 15)).c_str(), nullptr, 10);
+        if (first.empty() && (line.find("Invalid") != std::string_view::npos || line.find("Race reported") != std::string_view::npos ||
+                              line.find("Error:") != std::string_view::npos))
+          first = std::string(trim(line.substr(line.find_first_not_of("= "))));
+      }
+    }
+    if (out.failure && errors == 0)
+      return {"sanitize", StageStatus::failed, fmt::format("{} run failed: {}: {}", which, out.failure->kind, out.failure->message), since(t0)};
+    findings.push_back(errors ? fmt::format("{}: {} error{} ({})", which, errors, errors == 1 ? "" : "s", first)
+                              : fmt::format("{}: 0 errors", which));
+    if (errors) return {"sanitize", StageStatus::failed, fmt::format("{}", fmt::join(findings, "; ")), since(t0)};
+  }
+  return {"sanitize", StageStatus::passed, fmt::format("{} (shown sizes, one seed)", fmt::join(findings, "; ")), since(t0)};
 }
 
 Result<std::vector<gpu::CaseResult>> Pipeline::check_trivial_outputs(std::chrono::milliseconds timeout) {

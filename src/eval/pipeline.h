@@ -38,6 +38,9 @@ class Pipeline {
   Result<std::vector<gpu::CaseResult>> check_trivial_outputs(std::chrono::milliseconds timeout);
 
  private:
+  // The verify job once more, under compute-sanitizer memcheck (and racecheck when asked).
+  StageResult sanitize(const gpu::Job& verified, bool racecheck, std::chrono::milliseconds timeout);
+
   gpu::WorkerClient worker_;
   std::optional<TempDir> work_;  // the last run's PTX and cubin
   std::optional<gpu::Job> last_job_;

@@ -331,6 +331,8 @@ void setup_candidate(const Driver& d, const Loaded& L, const HostCase& h, Alloca
     const Param* p = L.task.find_param(name);
     if (auto it = h.in.find(name); it != h.in.end()) {
       check_cu(d.cuMemcpyHtoD(data, it->second.data(), bytes), "uploading an input", where);
+    } else if (p && bytes % 4 == 0) {
+      check_cu(d.cuMemsetD32(data, task::kPoisonWord, bytes / 4), "poisoning an output", where);
     } else if (p) {
       std::vector<uint8_t> poison(bytes);
       task::fill_poison(poison.data(), bytes);

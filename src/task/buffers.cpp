@@ -60,6 +60,15 @@ void fill_poison(void* data, size_t bytes) {
   for (size_t i = 0; i < bytes; ++i) p[i] = static_cast<uint8_t>(kPoisonWord >> (8 * (i % 4)));
 }
 
+bool is_poisoned(const void* data, size_t elem_size, size_t i) {
+  auto* p = static_cast<const uint8_t*>(data);
+  for (size_t b = 0; b < elem_size; ++b) {
+    size_t off = i * elem_size + b;
+    if (p[off] != static_cast<uint8_t>(kPoisonWord >> (8 * (off % 4)))) return false;
+  }
+  return true;
+}
+
 size_t count_poisoned(const void* data, size_t elem_size, size_t count, size_t* first) {
   auto* p = static_cast<const uint8_t*>(data);
   size_t n = 0;

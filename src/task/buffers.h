@@ -23,6 +23,8 @@ constexpr uint32_t kPoisonWord = 0xFFBADBADu;
 void fill_poison(void* data, size_t bytes);
 // Elements whose bytes still equal the poison pattern: outputs the kernel never wrote.
 size_t count_poisoned(const void* data, size_t elem_size, size_t count, size_t* first = nullptr);
+// Whether element i of a buffer still holds the poison pattern.
+bool is_poisoned(const void* data, size_t elem_size, size_t i);
 
 // A device allocation: [guard][data padded to 256 B][guard]. The data starts 256-aligned.
 struct GuardedLayout {

@@ -1,6 +1,8 @@
 #include "task/compare.h"
 
+#include <algorithm>
 #include <cmath>
+#include <thread>
 #include <fmt/format.h>
 
 #include "task/buffers.h"
@@ -68,27 +70,74 @@ std::string find_hint(const Comparison& c, const void* expected, const void* act
 
 }  // namespace
 
+namespace {
+
+// One slice of the comparison; slices run on several threads and merge in order.
+struct Partial {
+  size_t mismatches = 0, nan_count = 0, inf_count = 0, never_written = 0;
+  double max_abs = 0, max_rel = 0;
+  std::vector<Mismatch> first;
+};
+
+template <typename Load>
+Partial compare_range(Load load, const void* expected, const void* actual, size_t elem, size_t begin, size_t end,
+                      const Tolerance& tol) {
+  Partial p;
+  for (size_t i = begin; i < end; ++i) {
+    double e = load(expected, i), a = load(actual, i);
+    bool finite_e = std::isfinite(e), finite_a = std::isfinite(a);
+    if (finite_e && finite_a) {
+      double abs_err = std::fabs(a - e);
+      p.max_abs = std::max(p.max_abs, abs_err);
+      if (e != 0) p.max_rel = std::max(p.max_rel, abs_err / std::fabs(e));
+      if (abs_err <= tol.atol + tol.rtol * std::fabs(e)) continue;
+    } else {
+      if (finite_e) (std::isnan(a) ? p.nan_count : p.inf_count) += 1;
+      if (close(e, a, tol)) continue;
+    }
+    ++p.mismatches;
+    // Only a wrong element can be an unwritten one, so the poison test costs nothing on success.
+    if (is_poisoned(actual, elem, i)) ++p.never_written;
+    if (p.first.size() < 8) p.first.push_back({i, e, a});
+  }
+  return p;
+}
+
+Partial compare_any(DType t, const void* expected, const void* actual, size_t begin, size_t end, const Tolerance& tol) {
+  size_t elem = dtype_size(t);
+  if (t == DType::f32)
+    return compare_range([](const void* p, size_t i) { return static_cast<double>(static_cast<const float*>(p)[i]); },
+                         expected, actual, elem, begin, end, tol);
+  return compare_range([t](const void* p, size_t i) { return load_element(p, t, i); }, expected, actual, elem, begin, end, tol);
+}
+
+}  // namespace
+
 Comparison compare_output(const std::string& name, const void* expected, const void* actual, DType t, size_t count,
                           const Tolerance& tol, const std::vector<int64_t>& shape) {
   Comparison c;
   c.output = name;
   c.count = count;
-  c.never_written = count_poisoned(actual, dtype_size(t), count);
-  for (size_t i = 0; i < count; ++i) {
-    double e = load_element(expected, t, i), a = load_element(actual, t, i);
-    if (std::isfinite(e)) {
-      if (std::isnan(a)) ++c.nan_count;
-      else if (std::isinf(a)) ++c.inf_count;
-    }
-    if (std::isfinite(e) && std::isfinite(a)) {
-      double abs_err = std::fabs(a - e);
-      c.max_abs_error = std::max(c.max_abs_error, abs_err);
-      if (e != 0) c.max_rel_error = std::max(c.max_rel_error, abs_err / std::fabs(e));
-    }
-    if (!close(e, a, tol)) {
-      ++c.mismatches;
-      if (c.first.size() < 8) c.first.push_back({i, e, a});
-    }
+  size_t threads = count < (size_t{1} << 20) ? 1 : std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), 16);
+  std::vector<Partial> parts(threads);
+  size_t chunk = (count + threads - 1) / threads;
+  auto work = [&](size_t k) { parts[k] = compare_any(t, expected, actual, std::min(count, k * chunk), std::min(count, (k + 1) * chunk), tol); };
+  if (threads == 1) {
+    work(0);
+  } else {
+    std::vector<std::thread> pool;
+    for (size_t k = 0; k < threads; ++k) pool.emplace_back(work, k);
+    for (auto& th : pool) th.join();
+  }
+  for (auto& p : parts) {
+    c.mismatches += p.mismatches;
+    c.nan_count += p.nan_count;
+    c.inf_count += p.inf_count;
+    c.never_written += p.never_written;
+    c.max_abs_error = std::max(c.max_abs_error, p.max_abs);
+    c.max_rel_error = std::max(c.max_rel_error, p.max_rel);
+    for (auto& m : p.first)
+      if (c.first.size() < 8) c.first.push_back(m);
   }
   c.matched_fraction = count ? static_cast<double>(count - c.mismatches) / static_cast<double>(count) : 1.0;
   c.pass = c.matched_fraction >= tol.min_match && (c.mismatches == 0 || tol.min_match < 1.0);
