@@ -73,6 +73,21 @@ void check_names(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
   for (size_t oi = 0; oi < ins.operands.size(); ++oi) {
     std::vector<const Expr*> names;
     collect_names(ins.operands[oi], names);
+    const Operand& op = ins.operands[oi];
+    if (op.kind == Operand::Kind::address && op.elems.size() == 1 && op.elems[0].kind == Operand::Kind::expr) {
+      // [reg], [var], [reg+imm], [var+imm], [imm]: one name at most. [var+%r] is a syntax error to ptxas.
+      std::vector<const Expr*> in_address;
+      collect_names(op.elems[0].expr, in_address);
+      if (in_address.size() > 1) {
+        const Expr* second = in_address[1];
+        auto& d = ctx.diags.error(second->loc, fmt::format("an address is a register or a variable plus a constant "
+                                                           "offset; '{}' cannot be added inside [ ]", second->text),
+                                  "address-form");
+        d.length = static_cast<uint32_t>(second->text.size());
+        d.hint = fmt::format("compute the address first: mov.u64 %rd, {}; then add the offset (cvt it to 64 bits) and use [%rd]",
+                             in_address[0]->text);
+      }
+    }
     for (const Expr* n : names) {
       const std::string& t = n->text;
       if (t == "_") continue;

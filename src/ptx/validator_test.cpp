@@ -40,6 +40,13 @@ TEST(Validator, RegisterNamedLikeASpecialRegisterHidesIt) {
   EXPECT_THAT(ids(kernel(".reg .b32 %ntid;\nmov.u32 %ntid, 4;\nmov.u32 %r1, %tid.x;")), IsEmpty());
 }
 
+TEST(Validator, AddressesHoldOneNameAtMost) {
+  EXPECT_THAT(ids(kernel("mov.u64 %rd1, 0;\nmov.u64 %rd2, 8;\nld.global.f32 %f1, [%rd1+%rd2];")), ElementsAre("address-form"));
+  EXPECT_THAT(ids(kernel("ld.param.u64 %rd1, [p+8];\ncvta.to.global.u64 %rd1, %rd1;\nld.global.f32 %f1, [%rd1+-4];\n"
+                         "ld.global.f32 %f1, [%rd1];")),
+              IsEmpty());
+}
+
 TEST(Validator, RangeBoundIsExclusive) {
   EXPECT_THAT(ids(kernel("mov.u32 %r10, 1;")), ElementsAre("undeclared-reg"));
   EXPECT_THAT(ids(kernel("mov.u32 %r9, 1;")), IsEmpty());
