@@ -344,6 +344,10 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
                                               r.number(*t, "min_match", defaults.min_match)};
     }
   }
+  if (const toml::table* rl = root["roofline"].as_table()) {
+    task.roofline_bytes = r.expr(*rl, "bytes", false, Reader::loc_of(rl));
+    task.roofline_flops = r.expr(*rl, "flops", false, Reader::loc_of(rl));
+  }
   if (const toml::table* b = root["baseline"].as_table()) {
     Baseline base;
     base.library = r.string(*b, "library", true, Reader::loc_of(b)).value_or("");

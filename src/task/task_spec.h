@@ -86,6 +86,8 @@ struct Task {
   std::string min_target = "sm_80";
   double time_budget_s = 10;
   bool racecheck = false;
+  // [roofline]: the bytes moved and the flops done, for "fraction of peak" in reports.
+  std::optional<SizeExpr> roofline_bytes, roofline_flops;
 
   const Param* find_param(std::string_view name) const;
   Tolerance tolerance_for(const std::string& output) const;

@@ -47,4 +47,21 @@ Result<ReferenceBuild> build_reference(const std::string& cu_path, const std::st
   return b;
 }
 
+Result<std::string> nvcc_ptx(const std::string& cu_path, const std::string& arch, std::chrono::milliseconds timeout) {
+  auto nvcc = find_cuda_tool("nvcc");
+  if (!nvcc) return Error{fmt::format("nvcc not found (looked in {}/bin and PATH)", cuda_home())};
+  auto dir = TempDir::create("ptxforge-nvcc");
+  if (!dir) return dir.error();
+  std::string out = dir->path() + "/ref.ptx";
+  auto proc = run_process({*nvcc, "-ptx", "-O3", "-arch=" + arch, "-o", out, cu_path}, timeout);
+  if (!proc) return proc.error();
+  if (proc->exit_code != 0) return Error{fmt::format("nvcc could not compile {}:\n{}", cu_path, proc->err)};
+  auto text = read_file(out);
+  if (!text) return text.error();
+  std::string kept;
+  for (auto line : split(*text, '\n'))
+    if (!starts_with(trim(line), "//")) kept += std::string(line) + "\n";
+  return kept;
+}
+
 }  // namespace ptxforge::toolchain

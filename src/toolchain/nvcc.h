@@ -20,6 +20,10 @@ struct ReferenceBuild {
 Result<ReferenceBuild> build_reference(const std::string& cu_path, const std::string& arch,
                                        std::chrono::milliseconds timeout = std::chrono::minutes(3));
 
+// The PTX nvcc -O3 emits for a .cu file (comment lines dropped): the few-shot example.
+Result<std::string> nvcc_ptx(const std::string& cu_path, const std::string& arch,
+                             std::chrono::milliseconds timeout = std::chrono::minutes(3));
+
 // FNV-1a, for cache keys.
 uint64_t fnv1a(std::string_view data, uint64_t seed = 0xcbf29ce484222325ull);
 

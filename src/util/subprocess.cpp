@@ -15,7 +15,33 @@ namespace ptxforge {
 
 Result<ProcessResult> run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
                                   const std::string& cwd) {
+  ProcessOptions o;
+  o.cwd = cwd;
+  return run_process(argv, timeout, o);
+}
+
+Result<ProcessResult> run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+                                  const ProcessOptions& opts) {
   assert(!argv.empty());
+  const std::string& cwd = opts.cwd;
+  // The input goes through an unlinked temporary file: no second pipe to keep full.
+  int input_fd = -1;
+  if (!opts.input.empty()) {
+    const char* base = std::getenv("TMPDIR");
+    std::string templ = std::string(base && *base ? base : "/tmp") + "/ptxforge-stdin-XXXXXX";
+    input_fd = mkstemp(templ.data());
+    if (input_fd < 0) return Error{std::string("cannot create a temporary file: ") + std::strerror(errno)};
+    unlink(templ.c_str());
+    for (size_t off = 0; off < opts.input.size();) {
+      ssize_t n = write(input_fd, opts.input.data() + off, opts.input.size() - off);
+      if (n <= 0) {
+        close(input_fd);
+        return Error{std::string("cannot write the child's input: ") + std::strerror(errno)};
+      }
+      off += static_cast<size_t>(n);
+    }
+    lseek(input_fd, 0, SEEK_SET);
+  }
   int out_pipe[2], err_pipe[2], exec_pipe[2];
   if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0 || pipe2(exec_pipe, O_CLOEXEC) != 0)
     return Error{std::string("cannot create pipes: ") + std::strerror(errno)};
@@ -29,8 +55,8 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, std::chr
     close(out_pipe[0]);
     close(err_pipe[0]);
     close(exec_pipe[0]);
-    int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0) dup2(devnull, 0);
+    int in = input_fd >= 0 ? input_fd : open("/dev/null", O_RDONLY);
+    if (in >= 0) dup2(in, 0);
     if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
     std::vector<char*> args;
     for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -41,6 +67,7 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, std::chr
     _exit(127);
   }
   setpgid(pid, pid);
+  if (input_fd >= 0) close(input_fd);
   close(out_pipe[1]);
   close(err_pipe[1]);
   close(exec_pipe[1]);
@@ -77,6 +104,10 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, std::chr
         --open_fds;
       } else {
         (i == 0 ? res.out : res.err).append(buf, static_cast<size_t>(got));
+        if (i == 0 && opts.max_output && res.out.size() > opts.max_output && !res.output_capped) {
+          res.output_capped = true;
+          kill(-pid, SIGKILL);
+        }
       }
     }
   }

@@ -29,6 +29,7 @@ int cmd_run(const std::vector<std::string>& args);
 int cmd_doctor(const std::vector<std::string>& args);
 int cmd_suite(const std::vector<std::string>& args);
 int cmd_worker(const std::vector<std::string>& args);
+int cmd_compile(const std::vector<std::string>& args);
 
 }  // namespace ptxforge::cli
 

@@ -1,0 +1,423 @@
+#include "agent/compile.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "agent/extract.h"
+#include "agent/feedback.h"
+#include "agent/hardware.h"
+#include "llm/cache.h"
+#include "toolchain/nvrtc.h"
+#include "toolchain/ptxas.h"
+#include "util/paths.h"
+#include "util/text.h"
+
+namespace ptxforge::agent {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+json options_json(const CompileOptions& o) {
+  return {{"task_dir", o.task_dir},
+          {"model", o.model},
+          {"mode", o.prompt.mode == Mode::translate ? "translate" : "implement"},
+          {"knowledge", std::string(knowledge_level_name(o.prompt.knowledge))},
+          {"fewshot_nvcc", o.prompt.fewshot_nvcc},
+          {"arch", o.prompt.arch},
+          {"hardware_profile", o.hardware_profile},
+          {"rounds", o.rounds},
+          {"samples", o.samples},
+          {"target_speedup", o.target_speedup},
+          {"cache", o.cache},
+          {"temperature", o.temperature},
+          {"max_tokens", o.max_tokens},
+          {"seeds", o.run.seeds},
+          {"held_back", o.run.held_back},
+          {"time", o.run.time},
+          {"price_in", o.prices.known ? o.prices.input_per_mtok : 0.0},
+          {"price_out", o.prices.known ? o.prices.output_per_mtok : 0.0},
+          {"prices_known", o.prices.known}};
+}
+
+Result<CompileOptions> options_from(const json& j, const std::string& out) {
+  try {
+    CompileOptions o;
+    o.task_dir = j.at("task_dir");
+    o.model = j.at("model");
+    o.prompt.mode = j.value("mode", "implement") == "translate" ? Mode::translate : Mode::implement;
+    auto k = parse_knowledge_level(j.value("knowledge", "templates"));
+    if (!k) return k.error();
+    o.prompt.knowledge = *k;
+    o.prompt.fewshot_nvcc = j.value("fewshot_nvcc", false);
+    o.prompt.arch = j.value("arch", "sm_90a");
+    o.hardware_profile = j.value("hardware_profile", "");
+    o.rounds = j.value("rounds", 8);
+    o.samples = j.value("samples", 1);
+    o.target_speedup = j.value("target_speedup", 0.0);
+    o.cache = j.value("cache", true);
+    o.temperature = j.value("temperature", 0.2);
+    o.max_tokens = j.value("max_tokens", 16384);
+    o.run.seeds = j.value("seeds", 3);
+    o.run.held_back = j.value("held_back", true);
+    o.run.time = j.value("time", true);
+    o.prices = {j.value("price_in", 0.0), j.value("price_out", 0.0), j.value("prices_known", false)};
+    o.out = out;
+    return o;
+  } catch (const std::exception& e) {
+    return Error{fmt::format("{}/session.json is damaged: {}", out, e.what())};
+  }
+}
+
+double geomean(const std::vector<double>& v) {
+  if (v.empty()) return 0;
+  double s = 0;
+  for (double x : v) s += std::log(x);
+  return std::exp(s / static_cast<double>(v.size()));
+}
+
+RoundSummary summarize(const eval::RunRecord& r) {
+  RoundSummary s;
+  s.verdict = r.verdict();
+  for (auto& st : r.stages)
+    if (st.status == eval::StageStatus::failed && s.stage.empty()) s.stage = st.name;
+  s.extracted = true;
+  s.passed = r.passed;
+  s.gpu_verified = r.gpu_verified;
+  const eval::StageResult* a = r.find_stage("assemble");
+  s.assembled = a && a->status == eval::StageStatus::passed;
+  const eval::StageResult* v = r.find_stage("verify");
+  s.no_gpu = v && v->status == eval::StageStatus::skipped;
+  std::vector<double> vs_ref, vs_lib;
+  if (r.time)
+    for (auto& t : r.time->sizes) {
+      if (t.candidate.median_ms <= 0) continue;
+      vs_ref.push_back(t.reference.median_ms / t.candidate.median_ms);
+      if (t.library) vs_lib.push_back(t.library->median_ms / t.candidate.median_ms);
+    }
+  s.speedup_vs_nvcc = geomean(vs_ref);
+  s.speedup_vs_library = geomean(vs_lib);
+  for (auto& f : r.resources)
+    if (f.is_entry) {
+      s.registers = std::max(s.registers, f.registers);
+      s.spill_bytes += f.spill_stores + f.spill_loads;
+    }
+  return s;
+}
+
+struct Shared {
+  const CompileOptions& o;
+  const task::Task& task;
+  const Hardware& hw;
+  const std::vector<KnowledgeDoc>& knowledge;
+  const llm::ResponseCache& cache;
+  const ProviderFactory& make;
+  const std::vector<std::string>& worker_argv;
+  std::mutex gpu;  // one candidate on the GPU at a time: timings stay undisturbed
+};
+
+// One independent trajectory: its rounds, in its own folder.
+struct Trajectory {
+  Shared& sh;
+  int sample;
+  std::string dir;
+  std::vector<RoundSummary> rounds;
+  std::string pending, stopped;
+
+  bool done(const RoundSummary& s) const {
+    if (s.passed) return sh.o.target_speedup <= 0 || s.speedup_vs_nvcc >= sh.o.target_speedup;
+    return s.no_gpu && s.assembled;  // without a GPU there is nothing more to learn once it assembles
+  }
+
+  void run() {
+    auto provider = sh.make(sh.o.model, provider_options());
+    if (!provider) {
+      stopped = provider.error().message;
+      return;
+    }
+    eval::Pipeline pipeline(sh.worker_argv);
+    std::vector<llm::Message> msgs;
+    for (int r = 1; r <= sh.o.rounds; ++r) {
+      std::string d = round_dir(dir, r);
+      std::error_code ec;
+      fs::create_directories(d, ec);
+      if (auto saved = load_round(d)) {  // evaluated before (a resumed session)
+        rounds.push_back(*saved);
+        if (done(*saved)) return;
+        if (!next_messages(d, msgs)) return;
+        continue;
+      }
+      if (file_exists(d + "/messages.json")) {
+        auto m = load_messages(d);
+        if (!m) {
+          stopped = m.error().message;
+          return;
+        }
+        msgs = *m;
+      } else {
+        if (r == 1) {
+          auto m = build_prompt(sh.task, sh.o.prompt, sh.hw, sh.knowledge);
+          if (!m) {
+            stopped = m.error().message;
+            return;
+          }
+          msgs = *m;
+        }
+        if (auto s = save_messages(d, msgs); !s) {
+          stopped = s.error().message;
+          return;
+        }
+      }
+      RoundSummary sum;
+      std::string reply;
+      if (auto saved = read_file(d + "/reply.md")) {
+        reply = *saved;
+      } else {
+        llm::Request req{msgs, sh.o.temperature, sh.o.max_tokens, sample - 1, r - 1, d};
+        auto res = llm::complete_cached(**provider, req, sh.cache);
+        if (!res) {
+          stopped = res.error().message;
+          (void)write_file(d + "/error.txt", stopped + "\n");
+          return;
+        }
+        if (res->pending) {
+          pending = res->text;
+          return;
+        }
+        reply = res->text;
+        sum.prompt_tokens = res->usage.prompt_tokens;
+        sum.completion_tokens = res->usage.completion_tokens;
+        sum.cached = res->from_cache;
+        (void)write_file(d + "/reply.md", reply);
+        (void)write_file(d + "/reply.json", json({{"prompt_tokens", res->usage.prompt_tokens},
+                                                  {"completion_tokens", res->usage.completion_tokens},
+                                                  {"cached", res->from_cache},
+                                                  {"seconds", res->seconds},
+                                                  {"attempts", res->attempts}})
+                                                .dump(2));
+      }
+      std::string feedback;
+      auto ex = extract_candidate(reply, sh.o.prompt.arch);
+      if (!ex) {
+        feedback = feedback_no_code(ex.error().message);
+        RoundSummary s;
+        s.verdict = "no kernel in the reply: " + ex.error().message;
+        s.stage = "extract";
+        sum = merge(s, sum);
+      } else {
+        std::string path = d + (ex->kind == Extracted::cuda ? "/candidate.cu" : "/candidate.ptx");
+        (void)write_file(path, ex->code);
+        eval::RunRecord record;
+        {
+          std::lock_guard<std::mutex> lock(sh.gpu);
+          record = pipeline.run(sh.task, path, sh.o.run);
+        }
+        (void)write_file(d + "/result.json", eval::render_report_json(record));
+        feedback = feedback_for(sh.task, record, sh.hw);
+        if (!ex->notes.empty()) {
+          std::string notes;
+          for (auto& n : ex->notes) notes += "- " + n + "\n";
+          feedback = "Note on your reply:\n" + notes + "\n" + feedback;
+        }
+        RoundSummary s = summarize(record);
+        s.candidate = path;
+        sum = merge(s, sum);
+      }
+      sum.round = r;
+      sum.sample = sample;
+      (void)write_file(d + "/feedback.md", feedback);
+      (void)save_round(d, sum);
+      rounds.push_back(sum);
+      if (done(sum)) return;
+      msgs.push_back({"assistant", reply});
+      msgs.push_back({"user", feedback});
+    }
+  }
+
+  static RoundSummary merge(RoundSummary evaluated, const RoundSummary& usage) {
+    evaluated.prompt_tokens = usage.prompt_tokens;
+    evaluated.completion_tokens = usage.completion_tokens;
+    evaluated.cached = usage.cached;
+    return evaluated;
+  }
+
+  // The conversation after round d: what was sent, the reply, the feedback.
+  bool next_messages(const std::string& d, std::vector<llm::Message>& msgs) {
+    auto m = load_messages(d);
+    auto reply = read_file(d + "/reply.md");
+    auto fb = read_file(d + "/feedback.md");
+    if (!m || !reply || !fb) {
+      stopped = fmt::format("{} is incomplete (messages.json, reply.md or feedback.md missing)", d);
+      return false;
+    }
+    msgs = *m;
+    msgs.push_back({"assistant", *reply});
+    msgs.push_back({"user", *fb});
+    return true;
+  }
+
+  llm::ProviderOptions provider_options() const {
+    llm::ProviderOptions p;
+    p.manual_dir = dir;
+    return p;
+  }
+};
+
+std::string describe_round(const RoundSummary& s) {
+  std::string perf;
+  if (s.passed && s.speedup_vs_nvcc > 0)
+    perf = fmt::format(" — {:.2f}x nvcc{}", s.speedup_vs_nvcc,
+                       s.speedup_vs_library > 0 ? fmt::format(", {:.2f}x library", s.speedup_vs_library) : "");
+  return fmt::format("{}{}", s.verdict.size() > 110 ? s.verdict.substr(0, 107) + "..." : s.verdict, perf);
+}
+
+// best.ptx / best.cubin / report.json / transcript.md for the session.
+void write_outputs(const CompileOptions& o, CompileResult& res, const std::vector<Trajectory>& trajectories) {
+  if (res.best && !res.best->candidate.empty()) {
+    bool cuda = ends_with(res.best->candidate, ".cu");
+    auto text = read_file(res.best->candidate);
+    if (text) {
+      std::string ptx = *text;
+      if (cuda) {
+        (void)write_file(o.out + "/best.cu", *text);
+        if (auto c = toolchain::compile_cuda_to_ptx(*text, "best.cu", o.prompt.arch)) ptx = c->ptx;
+      }
+      (void)write_file(o.out + "/best.ptx", ptx);
+      toolchain::AssembleOptions ao;
+      ao.arch = o.prompt.arch;
+      if (auto a = toolchain::assemble(ptx, ao); a && a->ok) (void)write_file(o.out + "/best.cubin", a->cubin);
+    }
+  }
+  json rounds = json::array();
+  for (auto& r : res.rounds)
+    rounds.push_back({{"sample", r.sample}, {"round", r.round}, {"verdict", r.verdict}, {"passed", r.passed},
+                      {"gpu_verified", r.gpu_verified}, {"speedup_vs_nvcc", r.speedup_vs_nvcc},
+                      {"speedup_vs_library", r.speedup_vs_library}, {"registers", r.registers}, {"spill_bytes", r.spill_bytes},
+                      {"prompt_tokens", r.prompt_tokens}, {"completion_tokens", r.completion_tokens}, {"cached", r.cached}});
+  json report = {{"session", o.out}, {"task", o.task_dir}, {"model", o.model}, {"status", res.status},
+                 {"options", options_json(o)}, {"rounds", rounds}, {"prompt_tokens", res.prompt_tokens},
+                 {"completion_tokens", res.completion_tokens}};
+  if (o.prices.known) report["cost_usd"] = res.cost_usd;
+  if (res.best) report["best"] = {{"sample", res.best->sample}, {"round", res.best->round}, {"verdict", res.best->verdict},
+                                  {"gpu_verified", res.best->gpu_verified}, {"speedup_vs_nvcc", res.best->speedup_vs_nvcc},
+                                  {"speedup_vs_library", res.best->speedup_vs_library}};
+  (void)write_file(o.out + "/report.json", report.dump(2));
+  std::string transcript = fmt::format("# Session {}\n\nTask `{}`, model `{}`.\n\n", o.out, o.task_dir, o.model);
+  for (auto& t : trajectories) {
+    for (auto& r : t.rounds) {
+      std::string d = round_dir(t.dir, r.round);
+      transcript += fmt::format("## {}round {}: {}\n\n", o.samples > 1 ? fmt::format("sample {}, ", t.sample) : "", r.round, r.verdict);
+      if (r.round == 1)
+        if (auto m = load_messages(d))
+          for (auto& msg : *m) transcript += fmt::format("### {}\n\n{}\n\n", msg.role, msg.content);
+      if (auto reply = read_file(d + "/reply.md")) transcript += "### assistant\n\n" + *reply + "\n\n";
+      if (auto fb = read_file(d + "/feedback.md")) transcript += "### feedback\n\n" + *fb + "\n\n";
+    }
+  }
+  (void)write_file(o.out + "/transcript.md", transcript);
+}
+
+Result<CompileResult> run_session(const CompileOptions& o, const ProviderFactory& make, const std::vector<std::string>& worker_argv) {
+  auto task = task::load_task(o.task_dir);
+  if (!task) return task.error();
+  auto hw = find_hardware(o.hardware_profile);
+  if (!hw) return hw.error();
+  std::vector<KnowledgeDoc> knowledge;
+  if (o.prompt.knowledge >= KnowledgeLevel::templates) {
+    auto data = data_dir();
+    if (!data) return Error{"no data directory found (it holds knowledge/); set PTXFORGE_DATA_DIR"};
+    auto k = load_knowledge(*data + "/knowledge");
+    if (!k) return k.error();
+    knowledge = std::move(*k);
+  }
+  llm::ResponseCache cache(o.cache ? cache_dir() + "/llm" : "");
+  Shared sh{o, *task, *hw, knowledge, cache, make, worker_argv, {}};
+  std::vector<Trajectory> trajectories;
+  for (int k = 1; k <= o.samples; ++k)
+    trajectories.push_back({sh, k, o.samples == 1 ? o.out : fmt::format("{}/sample-{}", o.out, k), {}, "", ""});
+  if (trajectories.size() == 1) {
+    trajectories[0].run();
+  } else {
+    std::vector<std::thread> threads;
+    for (auto& t : trajectories) threads.emplace_back([&t] { t.run(); });
+    for (auto& th : threads) th.join();
+  }
+  CompileResult res;
+  res.session = o.out;
+  for (auto& t : trajectories)
+    for (auto& r : t.rounds) {
+      res.rounds.push_back(r);
+      res.prompt_tokens += r.prompt_tokens;
+      res.completion_tokens += r.completion_tokens;
+      bool better = !res.best || (r.passed && (!res.best->passed || r.speedup_vs_nvcc > res.best->speedup_vs_nvcc)) ||
+                    (!res.best->passed && !r.passed && r.assembled && !res.best->assembled);
+      if (r.extracted && better) res.best = r;
+    }
+  res.cost_usd = llm::cost_usd({res.prompt_tokens, res.completion_tokens}, o.prices);
+  std::string pending, stopped;
+  for (auto& t : trajectories) {
+    if (!t.pending.empty()) pending = t.pending;
+    if (!t.stopped.empty()) stopped = t.stopped;
+  }
+  if (res.best && res.best->passed) res.status = "verified";
+  else if (!pending.empty()) res.status = "pending";
+  else if (!stopped.empty()) res.status = "stopped: " + stopped;
+  else if (res.best && res.best->assembled && res.best->no_gpu) res.status = "assembled, NOT verified on a GPU";
+  else res.status = "not verified";
+  res.pending_message = pending;
+  write_outputs(o, res, trajectories);
+  return res;
+}
+
+}  // namespace
+
+std::string CompileResult::summary() const {
+  std::string out = fmt::format("session {}\n", session);
+  for (auto& r : rounds)
+    out += fmt::format("  {}round {:>2}  {}\n", rounds.size() && rounds.back().sample > 1 ? fmt::format("sample {} ", r.sample) : "",
+                       r.round, describe_round(r));
+  if (best) {
+    out += fmt::format("best: {}round {} — {}\n", best->sample > 1 ? fmt::format("sample {}, ", best->sample) : "", best->round,
+                       best->passed ? fmt::format("verified on the GPU; {:.2f}x nvcc{}", best->speedup_vs_nvcc,
+                                                  best->speedup_vs_library > 0 ? fmt::format(", {:.2f}x library", best->speedup_vs_library) : "")
+                                    : best->verdict);
+    if (best->assembled) out += fmt::format("      {} registers, {} spill bytes\n", best->registers, best->spill_bytes);
+  }
+  out += fmt::format("tokens: {} prompt, {} completion{}\n", prompt_tokens, completion_tokens,
+                     cost_usd > 0 ? fmt::format(", ${:.4f}", cost_usd) : "");
+  out += fmt::format("status: {}\n", status);
+  if (!pending_message.empty()) out += "next: " + pending_message + "\n";
+  if (best) out += fmt::format("files: {0}/best.ptx {0}/best.cubin {0}/report.json {0}/transcript.md\n", session);
+  return out;
+}
+
+Result<CompileResult> compile(const CompileOptions& o, const ProviderFactory& make, const std::vector<std::string>& worker_argv) {
+  if (file_exists(o.out + "/session.json"))
+    return Error{fmt::format("{} already holds a session; continue it with --resume {}", o.out, o.out)};
+  std::error_code ec;
+  fs::create_directories(o.out, ec);
+  if (ec) return Error{fmt::format("cannot create the session folder {}: {}", o.out, ec.message())};
+  if (auto s = write_file(o.out + "/session.json", options_json(o).dump(2)); !s) return s.error();
+  return run_session(o, make, worker_argv);
+}
+
+Result<CompileResult> resume(const std::string& dir, const ProviderFactory& make, const std::vector<std::string>& worker_argv) {
+  auto text = read_file(dir + "/session.json");
+  if (!text) return Error{fmt::format("{} is not a session folder: {}", dir, text.error().message)};
+  json j;
+  try {
+    j = json::parse(*text);
+  } catch (const std::exception& e) {
+    return Error{fmt::format("{}/session.json is damaged: {}", dir, e.what())};
+  }
+  auto o = options_from(j, dir);
+  if (!o) return o.error();
+  return run_session(*o, make, worker_argv);
+}
+
+}  // namespace ptxforge::agent

@@ -1,0 +1,58 @@
+// The model as compiler: prompt -> reply -> extract -> check/assemble/verify/time/prove ->
+// feedback -> next round, until the kernel is verified (and fast enough), the rounds run
+// out, or the model must be asked by hand. Each of k samples is an independent trajectory;
+// their model calls run in parallel, their GPU stages one at a time (so timings are not
+// disturbed). Every step is saved in the session folder, and `resume` picks up where a
+// session stopped.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agent/knowledge.h"
+#include "agent/prompt.h"
+#include "agent/session.h"
+#include "eval/pipeline.h"
+#include "llm/provider.h"
+
+namespace ptxforge::agent {
+
+struct CompileOptions {
+  std::string task_dir;
+  std::string model;  // provider spec
+  PromptOptions prompt;
+  std::string hardware_profile;  // "" = the GPU, else h200
+  int rounds = 8;
+  int samples = 1;
+  double target_speedup = 0;  // stop once verified at least this much faster than nvcc (0: at the first verified)
+  std::string out;            // the session folder
+  bool cache = true;
+  double temperature = 0.2;
+  int max_tokens = 16384;
+  llm::Prices prices;
+  eval::RunOptions run;
+};
+
+struct CompileResult {
+  std::string session;
+  std::string status;  // "verified", "assembled, NOT verified on a GPU", "not verified", "pending", "stopped: ..."
+  std::vector<RoundSummary> rounds;  // every round of every sample, in order
+  std::optional<RoundSummary> best;
+  long prompt_tokens = 0, completion_tokens = 0;
+  double cost_usd = 0;
+  std::string pending_message;  // manual: where to write the reply
+  std::string summary() const;  // the one-screen summary
+};
+
+using ProviderFactory = std::function<Result<std::unique_ptr<llm::Provider>>(const std::string& spec, const llm::ProviderOptions&)>;
+
+// Starts a session in opts.out (created; it must not hold a session already).
+Result<CompileResult> compile(const CompileOptions& opts, const ProviderFactory& make = llm::make_provider,
+                              const std::vector<std::string>& worker_argv = gpu::default_worker_argv());
+// Continues the session in `dir` with the options it was started with.
+Result<CompileResult> resume(const std::string& dir, const ProviderFactory& make = llm::make_provider,
+                             const std::vector<std::string>& worker_argv = gpu::default_worker_argv());
+
+}  // namespace ptxforge::agent

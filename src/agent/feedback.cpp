@@ -1,0 +1,126 @@
+#include "agent/feedback.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace ptxforge::agent {
+
+namespace {
+
+const char* kAskAgain =
+    "Fix the problems and answer with the complete corrected module in one ```ptx block, launch lines first.";
+
+std::string cap(std::string s, size_t max_chars) {
+  if (s.size() <= max_chars) return s;
+  s.resize(max_chars);
+  return s + "\n[... feedback cut at " + std::to_string(max_chars) + " characters]\n";
+}
+
+}  // namespace
+
+std::string roofline_summary(const task::Task& t, const eval::RunRecord& r, const Hardware& hw) {
+  if (!r.time || (!t.roofline_bytes && !t.roofline_flops)) return "";
+  std::string out;
+  for (auto& s : r.time->sizes) {
+    const task::SizeSet* set = nullptr;
+    for (auto& x : t.sizes)
+      if (x.name == s.size_set) set = &x;
+    if (!set || s.candidate.median_ms <= 0) continue;
+    double secs = s.candidate.median_ms / 1e3;
+    std::vector<std::string> parts;
+    if (t.roofline_bytes)
+      if (auto b = t.roofline_bytes->evaluate(set->values))
+        parts.push_back(fmt::format("{:.0f} GB/s = {:.0f}% of the {:.0f} GB/s peak", b->as_double() / secs / 1e9,
+                                    100 * b->as_double() / secs / 1e9 / hw.peak_bandwidth_gbs(), hw.peak_bandwidth_gbs()));
+    if (t.roofline_flops)
+      if (auto f = t.roofline_flops->evaluate(set->values))
+        parts.push_back(fmt::format("{:.2f} TFLOP/s = {:.0f}% of the {:.1f} TFLOP/s FP32 peak", f->as_double() / secs / 1e12,
+                                    100 * f->as_double() / secs / 1e12 / hw.peak_fp32_tflops(), hw.peak_fp32_tflops()));
+    if (!parts.empty()) out += fmt::format("- {}: {}\n", s.size_set, fmt::join(parts, "; "));
+  }
+  return out;
+}
+
+std::string feedback_no_code(const std::string& why) {
+  return fmt::format("Your reply could not be used: {}.\n\n{}", why, kAskAgain);
+}
+
+std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Hardware& hw, size_t max_chars) {
+  std::string out;
+  const eval::StageResult* failed = nullptr;
+  for (auto& s : r.stages)
+    if (s.status == eval::StageStatus::failed && !failed) failed = &s;
+  out += fmt::format("Result: {}\n\n", r.verdict());
+  // 1. What must be fixed first: diagnostics (front end, then ptxas) on the lines of the module.
+  if (r.diagnostics.error_count() > 0) {
+    SourceText src("candidate.ptx", r.source_text);
+    Diagnostics errors;
+    for (auto& d : r.diagnostics.list())
+      if (d.severity == Severity::error && errors.list().size() < 15) errors.add(d);
+    out += "## Errors\n" + render_text(errors, src) + "\n";
+  } else if (failed && (failed->name == "check" || failed->name == "assemble")) {
+    out += fmt::format("## Problem\n{}\n\n", failed->summary);
+  }
+  // 2. The GPU's verdict.
+  if (r.failure && r.failure->kind != "driver")
+    out += fmt::format("## Runtime failure ({})\n{}{}\n\n", r.failure->kind, r.failure->message,
+                       r.failure->where.empty() ? "" : " — " + r.failure->where);
+  if (r.verify) {
+    int shown = 0;
+    for (auto& c : r.verify->cases) {
+      if (c.pass || shown >= 2) continue;
+      ++shown;
+      if (shown == 1) out += "## Wrong results\n";
+      out += fmt::format("On {}, seed {}:\n", c.shown ? fmt::format("size set '{}'", c.size_set) : "a held-back size (not shown to you)",
+                         c.seed);
+      for (auto& p : c.problems) out += "- " + p + "\n";
+      for (auto& o : c.outputs) {
+        if (o.pass) continue;
+        out += fmt::format("- output '{}': {} of {} elements wrong, max abs error {:g}, {} NaN, {} never written\n", o.output,
+                           o.mismatches, o.count, o.max_abs_error, o.nan_count, o.never_written);
+        for (size_t i = 0; i < std::min<size_t>(o.first.size(), 4); ++i)
+          out += fmt::format("  [{}] expected {:g}, got {:g}\n", o.first[i].index, o.first[i].expected, o.first[i].actual);
+        if (!o.hint.empty()) out += "  hint: " + o.hint + "\n";
+      }
+    }
+    if (shown) out += "\n";
+  }
+  // 3. Performance, once correct.
+  if (r.time) {
+    out += "## Performance (median time; L2 flushed before each run)\n";
+    for (auto& s : r.time->sizes) {
+      out += fmt::format("- {}: {:.4f} ms; nvcc's kernel {:.4f} ms ({:.2f}x)", s.size_set, s.candidate.median_ms,
+                         s.reference.median_ms, s.candidate.median_ms > 0 ? s.reference.median_ms / s.candidate.median_ms : 0);
+      if (s.library) out += fmt::format("; {} {:.4f} ms ({:.2f}x)", s.library_name, s.library->median_ms,
+                                        s.candidate.median_ms > 0 ? s.library->median_ms / s.candidate.median_ms : 0);
+      out += "\n";
+    }
+    out += roofline_summary(t, r, hw);
+    if (!r.time->reverify_pass) out += "- " + r.time->reverify_problem + "\n";
+    out += "\n";
+  }
+  if (!r.resources.empty()) {
+    out += "## Resources (ptxas)\n";
+    for (auto& f : r.resources)
+      if (f.is_entry)
+        out += fmt::format("- {}: {} registers, {} bytes of static shared memory, {} bytes spilled (stores) / {} (loads)\n",
+                           f.name, f.registers, f.shared_bytes, f.spill_stores, f.spill_loads);
+    out += "\n";
+  }
+  std::vector<std::string> missing;
+  for (auto& p : r.proofs)
+    if (!p.in_ptx) missing.push_back(p.family);
+  if (!missing.empty()) out += fmt::format("## Missing required instructions\nThe task requires {}.\n\n", fmt::join(missing, ", "));
+  if (r.diagnostics.warning_count() > 0 && r.diagnostics.error_count() == 0) {
+    SourceText src("candidate.ptx", r.source_text);
+    Diagnostics warnings;
+    for (auto& d : r.diagnostics.list())
+      if (d.severity == Severity::warning && warnings.list().size() < 5) warnings.add(d);
+    out += "## Warnings\n" + render_text(warnings, src) + "\n";
+  }
+  if (r.passed) out += "The kernel is correct. Make it faster if you can, keeping it correct; answer with the complete module.";
+  else out += kAskAgain;
+  return cap(out, max_chars);
+}
+
+}  // namespace ptxforge::agent

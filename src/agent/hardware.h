@@ -1,0 +1,31 @@
+// The hardware a prompt describes and feedback measures against: read from the GPU when
+// there is one, else a named profile (`h200`). Peak bandwidth and FP32 throughput are
+// derived from the same figures (memory clock x bus width x 2; SMs x 128 FMA x 2 x clock).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "util/result.h"
+
+namespace ptxforge::agent {
+
+struct Hardware {
+  std::string name, source;  // source: "read from the GPU" or "profile h200"
+  int cc_major = 0, cc_minor = 0;
+  int sms = 0;
+  int shared_per_block_optin_kb = 0, shared_per_sm_kb = 0;
+  int registers_per_sm = 0, max_threads_per_block = 1024;
+  double l2_mb = 0, memory_gb = 0;
+  double clock_mhz = 0, memory_clock_mhz = 0;
+  int bus_width_bits = 0;
+  double peak_bandwidth_gbs() const { return memory_clock_mhz * 1e6 * 2 * bus_width_bits / 8 / 1e9; }
+  double peak_fp32_tflops() const { return sms * 128.0 * 2 * clock_mhz * 1e6 / 1e12; }
+  std::string arch() const;  // sm_90a
+  std::string describe() const;  // the prompt's hardware section
+};
+
+// "" = the GPU if present, else h200; otherwise a profile name.
+Result<Hardware> find_hardware(const std::string& profile);
+
+}  // namespace ptxforge::agent

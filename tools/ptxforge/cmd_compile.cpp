@@ -1,0 +1,117 @@
+// ptxforge compile: the model as compiler. Starts (or, with --resume, continues) a session:
+// the model writes the PTX, the harness judges it, the judgement goes back to the model.
+// Exit 0: a kernel was verified on a GPU; 1: none was; 2: usage or environment, or the
+// session waits for a manual reply.
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "agent/compile.h"
+#include "cli_parse.h"
+#include "task/task_spec.h"
+#include "util/text.h"
+
+namespace ptxforge::cli {
+
+int cmd_compile(const std::vector<std::string>& args) {
+  CLI::App app("Let a model write the PTX for a task: rounds of reply, verdict and feedback until it is verified", "compile");
+  std::string task_name, model, mode = "implement", knowledge = "templates", out, resume_dir, hardware, arch, price;
+  int rounds = 8, samples = 1, seeds = 3, max_tokens = 16384;
+  double target = 0, temperature = 0.2;
+  bool fewshot = false, no_cache = false, no_time = false, shown_only = false;
+  app.add_option("task", task_name, "task folder or name (not needed with --resume)");
+  app.add_option("--model", model, "openai:<model>, anthropic:<model>, cmd:<command line>, replay:<file> or manual");
+  app.add_option("--mode", mode, "implement (from the task's description) or translate (from its CUDA source)")
+      ->check(CLI::IsMember({"implement", "translate"}))->capture_default_str();
+  app.add_option("--knowledge", knowledge, "none, hardware, templates, contracts or full")
+      ->check(CLI::IsMember({"none", "hardware", "templates", "contracts", "full"}))->capture_default_str();
+  app.add_flag("--fewshot-nvcc", fewshot, "include the PTX nvcc emits for the reference kernel");
+  app.add_option("--rounds", rounds, "rounds per sample")->check(CLI::Range(1, 100))->capture_default_str();
+  app.add_option("--samples", samples, "independent trajectories; the best verified kernel is kept")->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--target-speedup", target, "stop once verified and this much faster than nvcc (default: at the first verified)");
+  app.add_option("--out", out, "session folder (default: sessions/<task>-<time>)");
+  app.add_option("--resume", resume_dir, "continue the session in this folder");
+  app.add_option("--hardware", hardware, "describe this hardware profile instead of the GPU (h200)");
+  app.add_option("--arch", arch, "target (default: the GPU's, else sm_90a)");
+  app.add_option("--temperature", temperature, "sampling temperature")->capture_default_str();
+  app.add_option("--max-tokens", max_tokens, "reply token limit")->capture_default_str();
+  app.add_option("--seeds", seeds, "input seeds per size set when verifying")->capture_default_str();
+  app.add_option("--price", price, "USD per million prompt,completion tokens, for the cost line (e.g. 2.5,10)");
+  app.add_flag("--no-cache", no_cache, "always ask the model, even for a request made before");
+  app.add_flag("--no-time", no_time, "verify but do not time");
+  app.add_flag("--shown-sizes", shown_only, "verify on the shown sizes only");
+  if (int rc = parse_args(app, args); rc >= 0) return rc;
+
+  Result<agent::CompileResult> res = Error{""};
+  if (!resume_dir.empty()) {
+    res = agent::resume(resume_dir);
+  } else {
+    if (task_name.empty() || model.empty()) {
+      std::cerr << "ptxforge compile: give a task and --model (or --resume <session>)\n";
+      return kExitUsage;
+    }
+    auto dir = task::find_task_dir(task_name);
+    if (!dir) {
+      std::cerr << "ptxforge compile: " << dir.error().message << "\n";
+      return kExitUsage;
+    }
+    if (auto t = task::load_task(*dir); !t) {
+      std::cerr << t.error().message;
+      return kExitUsage;
+    }
+    agent::CompileOptions o;
+    o.task_dir = *dir;
+    o.model = model;
+    o.prompt.mode = mode == "translate" ? agent::Mode::translate : agent::Mode::implement;
+    o.prompt.knowledge = *agent::parse_knowledge_level(knowledge);
+    o.prompt.fewshot_nvcc = fewshot;
+    o.hardware_profile = hardware;
+    if (arch.empty()) {
+      auto hw = agent::find_hardware(hardware);
+      arch = hw ? hw->arch() : "sm_90a";
+    }
+    o.prompt.arch = arch;
+    o.run.arch = arch;
+    o.rounds = rounds;
+    o.samples = samples;
+    o.target_speedup = target;
+    o.cache = !no_cache;
+    o.temperature = temperature;
+    o.max_tokens = max_tokens;
+    o.run.seeds = seeds;
+    o.run.time = !no_time;
+    o.run.held_back = !shown_only;
+    if (!price.empty()) {
+      auto parts = split(price, ',');
+      try {
+        o.prices = {std::stod(std::string(parts.at(0))), std::stod(std::string(parts.at(1))), true};
+      } catch (const std::exception&) {
+        std::cerr << "ptxforge compile: --price takes two numbers, e.g. 2.5,10\n";
+        return kExitUsage;
+      }
+    }
+    if (out.empty()) {
+      std::time_t now = std::time(nullptr);
+      char stamp[32];
+      std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+      out = fmt::format("sessions/{}-{}", std::filesystem::path(*dir).filename().string(), stamp);
+    }
+    o.out = out;
+    res = agent::compile(o);
+  }
+  if (!res) {
+    std::cerr << "ptxforge compile: " << res.error().message << "\n";
+    return kExitUsage;
+  }
+  std::cout << res->summary();
+  if (res->status == "verified") return kExitOk;
+  if (res->status == "pending" || res->status.rfind("stopped", 0) == 0 || res->status.find("NOT verified on a GPU") != std::string::npos)
+    return kExitUsage;
+  return kExitInputErrors;
+}
+
+}  // namespace ptxforge::cli
