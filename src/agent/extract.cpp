@@ -41,6 +41,7 @@ std::vector<Block> fenced_blocks(std::string_view reply) {
 }
 
 bool is_cuda_lang(const std::string& l) { return l == "cuda" || l == "cu" || l == "c++" || l == "cpp" || l == "c"; }
+bool is_ptx_lang(const std::string& l) { return l.empty() || l == "ptx" || l == "asm" || l == "nasm" || l == "text" || l == "plaintext"; }
 bool has_ptx_kernel(std::string_view t) { return t.find(".entry") != std::string_view::npos; }
 bool has_cuda_kernel(std::string_view t) { return t.find("__global__") != std::string_view::npos; }
 bool is_launch_line(std::string_view line) {
@@ -93,7 +94,7 @@ Result<Extracted> extract_candidate(std::string_view reply, const std::string& a
   const Block* chosen = nullptr;
   int kernels = 0;
   for (auto& b : blocks) {
-    bool ptx_kernel = !is_cuda_lang(b.lang) && has_ptx_kernel(b.text);
+    bool ptx_kernel = is_ptx_lang(b.lang) && has_ptx_kernel(b.text);
     bool cuda_kernel = is_cuda_lang(b.lang) && has_cuda_kernel(b.text);
     if (ptx_kernel || cuda_kernel) {
       ++kernels;

@@ -16,6 +16,7 @@ const std::vector<Command>& commands() {
       {"fmt", "print canonical PTX; retarget, change .version, or add a missing header", cmd_fmt},
       {"run", "check, assemble, verify on the GPU, time and prove a candidate for a task", cmd_run},
       {"compile", "let a model write the PTX for a task, with feedback rounds until it is verified", cmd_compile},
+      {"task", "create a task from your own CUDA kernel (task new)", cmd_task},
       {"suite", "list, show and validate the task suite", cmd_suite},
       {"doctor", "report the GPU and the CUDA toolchain, and what is missing", cmd_doctor},
       {"worker", "the isolated GPU worker that run starts (internal)", cmd_worker},
