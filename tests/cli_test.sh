@@ -50,5 +50,18 @@ if { ((rc == 2)) && grep -q "^verdict: NOT verified on a GPU" <<<"$out"; } || { 
 mkdir -p "$tmp/badtask"; printf 'name = "x"\n[[param]]\nname = "a"\ndtype = "f99"\n' > "$tmp/badtask/task.toml"
 expect 2 "task.toml:4:9: error: unknown dtype 'f99'" run "$tmp/badtask" "$root/examples/vector_add.ptx"
 expect 0 "usage|Usage" help run
+# compile / task new: clear errors, sessions kept.
+unset ANTHROPIC_API_KEY OPENAI_API_KEY OPENAI_BASE_URL
+expect 2 "ANTHROPIC_API_KEY is not set" compile vector_add --model anthropic:some-model --out "$tmp/s1" --no-cache
+[[ -f "$tmp/s1/session.json" ]] && passed=$((passed+1)) || { echo "FAIL: the session was not kept"; fail=$((fail+1)); }
+expect 2 "unknown model provider 'opnai'.*did you mean 'openai'" compile vector_add --model opnai:x --out "$tmp/s2"
+expect 2 "give a task and --model" compile
+expect 2 "is not a session folder" compile --resume "$tmp/no-session"
+expect 2 "round-01/reply.md" compile vector_add --model manual --out "$tmp/s3"
+expect 2 "already holds a session" compile vector_add --model manual --out "$tmp/s3"
+printf 'extern "C" __global__ void twice(const float* x, float* y, unsigned n) {\n  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = 2 * x[i];\n}\n' > "$tmp/twice.cu"
+expect 0 "created .*task.toml" task new "$tmp/twice" --from-cuda "$tmp/twice.cu" --entry twice
+expect 0 "Entry name: .twice" suite show "$tmp/twice"
+expect 2 "no __global__ function 'thrice'" task new "$tmp/thrice" --from-cuda "$tmp/twice.cu" --entry thrice
 echo "$passed passed, $fail failed"
 [[ $fail -eq 0 ]]

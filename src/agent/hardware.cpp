@@ -19,7 +19,7 @@ Hardware h200() {
   h.shared_per_sm_kb = 228;
   h.registers_per_sm = 65536;
   h.l2_mb = 62.9;
-  h.memory_gb = 139.8 * 1.073741824;
+  h.memory_gib = 139.8;
   h.clock_mhz = 1980;
   h.memory_clock_mhz = 3201;
   h.bus_width_bits = 6016;
@@ -33,11 +33,11 @@ std::string Hardware::arch() const {
 
 std::string Hardware::describe() const {
   return fmt::format(
-      "{} ({}): compute capability {}.{}, target {}; {} SMs at {:.0f} MHz; {:.0f} GB of memory at about {:.0f} GB/s peak; "
+      "{} ({}): compute capability {}.{}, target {}; {} SMs at {:.0f} MHz; {:.1f} GiB of memory at about {:.0f} GB/s peak; "
       "L2 {:.1f} MB; shared memory {} KB per SM, up to {} KB per block (above 48 KB needs the opt-in the harness does "
       "for dynamic shared memory); {} 32-bit registers per SM, at most 255 per thread; at most {} threads per block; "
       "FP32 peak about {:.1f} TFLOP/s.",
-      name, source, cc_major, cc_minor, arch(), sms, clock_mhz, memory_gb, peak_bandwidth_gbs(), l2_mb, shared_per_sm_kb,
+      name, source, cc_major, cc_minor, arch(), sms, clock_mhz, memory_gib, peak_bandwidth_gbs(), l2_mb, shared_per_sm_kb,
       shared_per_block_optin_kb, registers_per_sm, max_threads_per_block, peak_fp32_tflops());
 }
 
@@ -55,7 +55,7 @@ Result<Hardware> find_hardware(const std::string& profile) {
       h.registers_per_sm = info->registers_per_sm;
       h.max_threads_per_block = info->max_threads_per_block;
       h.l2_mb = info->l2_bytes / 1e6;
-      h.memory_gb = static_cast<double>(info->memory_bytes) / 1e9;
+      h.memory_gib = static_cast<double>(info->memory_bytes) / (1u << 30);
       h.clock_mhz = info->clock_khz / 1000.0;
       h.memory_clock_mhz = info->memory_clock_khz / 1000.0;
       h.bus_width_bits = info->bus_width_bits;

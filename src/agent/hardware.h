@@ -16,7 +16,7 @@ struct Hardware {
   int sms = 0;
   int shared_per_block_optin_kb = 0, shared_per_sm_kb = 0;
   int registers_per_sm = 0, max_threads_per_block = 1024;
-  double l2_mb = 0, memory_gb = 0;
+  double l2_mb = 0, memory_gib = 0;
   double clock_mhz = 0, memory_clock_mhz = 0;
   int bus_width_bits = 0;
   double peak_bandwidth_gbs() const { return memory_clock_mhz * 1e6 * 2 * bus_width_bits / 8 / 1e9; }
