@@ -29,6 +29,8 @@ json options_json(const CompileOptions& o) {
           {"mode", o.prompt.mode == Mode::translate ? "translate" : "implement"},
           {"knowledge", std::string(knowledge_level_name(o.prompt.knowledge))},
           {"fewshot_nvcc", o.prompt.fewshot_nvcc},
+          {"prompt_rules", o.prompt.role},
+          {"prompt_format", o.prompt.format},
           {"arch", o.prompt.arch},
           {"hardware_profile", o.hardware_profile},
           {"rounds", o.rounds},
@@ -55,6 +57,8 @@ Result<CompileOptions> options_from(const json& j, const std::string& out) {
     if (!k) return k.error();
     o.prompt.knowledge = *k;
     o.prompt.fewshot_nvcc = j.value("fewshot_nvcc", false);
+    o.prompt.role = j.value("prompt_rules", true);
+    o.prompt.format = j.value("prompt_format", true);
     o.prompt.arch = j.value("arch", "sm_90a");
     o.hardware_profile = j.value("hardware_profile", "");
     o.rounds = j.value("rounds", 8);

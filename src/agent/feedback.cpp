@@ -118,6 +118,12 @@ std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Ha
       if (d.severity == Severity::warning && warnings.list().size() < 5) warnings.add(d);
     out += "## Warnings\n" + render_text(warnings, src) + "\n";
   }
+  // Held-back size sets are never named to the model (verdicts, fault locations, mismatches).
+  for (auto& set : t.sizes) {
+    if (set.shown) continue;
+    for (std::string named : {fmt::format("size set '{}' (held back)", set.name), fmt::format("size set '{}'", set.name)})
+      for (size_t at; (at = out.find(named)) != std::string::npos;) out.replace(at, named.size(), "a held-back size");
+  }
   if (r.passed) out += "The kernel is correct. Make it faster if you can, keeping it correct; answer with the complete module.";
   else out += kAskAgain;
   return cap(out, max_chars);

@@ -167,10 +167,13 @@ void check_state_space(CheckContext& ctx, const Instruction& ins, const Resolved
                                                     space, n->text, var_space, is_param ? "parameter" : "variable"),
                                 is_param ? "param-space" : "state-space");
       d.length = static_cast<uint32_t>(n->text.size());
-      if (is_param && fam == "ld")
-        d.hint = fmt::format("read kernel parameters with ld.param (ld.param.u64 %rd1, [{}];), then "
+      bool pointer = s->type == ".u64" || s->type == ".b64" || s->type == ".s64";
+      if (is_param && fam == "ld" && pointer)
+        d.hint = fmt::format("read kernel parameters with ld.param (ld.param{} %rd1, [{}];), then "
                              "cvta.to.global the pointer before ld.global/st.global",
-                             n->text);
+                             s->type, n->text);
+      else if (is_param && fam == "ld")
+        d.hint = fmt::format("read kernel parameters with ld.param: ld.param{} ..., [{}];", s->type, n->text);
       else
         d.hint = fmt::format("use {} addressing for '{}', or take its generic address with cvta", var_space, n->text);
       d.notes.push_back({s->loc, "declared here"});

@@ -22,6 +22,7 @@ int cmd_compile(const std::vector<std::string>& args) {
   int rounds = 8, samples = 1, seeds = 3, max_tokens = 16384;
   double target = 0, temperature = 0.2;
   bool fewshot = false, no_cache = false, no_time = false, shown_only = false;
+  std::vector<std::string> omit;
   app.add_option("task", task_name, "task folder or name (not needed with --resume)");
   app.add_option("--model", model, "openai:<model>, anthropic:<model>, cmd:<command line>, replay:<file> or manual");
   app.add_option("--mode", mode, "implement (from the task's description) or translate (from its CUDA source)")
@@ -29,6 +30,8 @@ int cmd_compile(const std::vector<std::string>& args) {
   app.add_option("--knowledge", knowledge, "none, hardware, templates, contracts or full")
       ->check(CLI::IsMember({"none", "hardware", "templates", "contracts", "full"}))->capture_default_str();
   app.add_flag("--fewshot-nvcc", fewshot, "include the PTX nvcc emits for the reference kernel");
+  app.add_option("--omit", omit, "leave a prompt part out, for ablations: rules, format (repeatable)")
+      ->check(CLI::IsMember({"rules", "format"}));
   app.add_option("--rounds", rounds, "rounds per sample")->check(CLI::Range(1, 100))->capture_default_str();
   app.add_option("--samples", samples, "independent trajectories; the best verified kernel is kept")->check(CLI::Range(1, 64))
       ->capture_default_str();
@@ -69,6 +72,10 @@ int cmd_compile(const std::vector<std::string>& args) {
     o.prompt.mode = mode == "translate" ? agent::Mode::translate : agent::Mode::implement;
     o.prompt.knowledge = *agent::parse_knowledge_level(knowledge);
     o.prompt.fewshot_nvcc = fewshot;
+    for (auto& part : omit) {
+      if (part == "rules") o.prompt.role = false;
+      if (part == "format") o.prompt.format = false;
+    }
     o.hardware_profile = hardware;
     if (arch.empty()) {
       auto hw = agent::find_hardware(hardware);
