@@ -10,7 +10,11 @@
 #include <mutex>
 #include <thread>
 
+#include <filesystem>
+
+#include "agent/compile.h"
 #include "llm/cache.h"
+#include "util/paths.h"
 #include "llm/provider.h"
 #include "util/text.h"
 
@@ -296,6 +300,36 @@ TEST(ResponseCache, SecondIdenticalRequestIsFreeAndSamplesDiffer) {
   other.sample = 1;
   EXPECT_EQ(complete_cached(**p, other, cache)->text, "two");
   EXPECT_EQ(srv.requests().size(), 2u);
+}
+
+TEST(Providers, KeysNeverReachTheSessionFolder) {
+  if (!find_cuda_tool("ptxas") || !find_cuda_tool("nvcc")) GTEST_SKIP() << "needs ptxas and nvcc";
+  FakeServer srv;
+  srv.push(429, R"({"error":{"message":"rate limited"}})", "0");
+  srv.push(200, openai_reply("no code here"));
+  Env base("OPENAI_BASE_URL", srv.url() + "/v1"), key("OPENAI_API_KEY", "sk-VERY-SECRET-KEY");
+  agent::CompileOptions o;
+  o.task_dir = std::string(PTXFORGE_SOURCE_DIR) + "/tasks/level1/vector_add";
+  o.model = "openai:fake";
+  o.out = ::testing::TempDir() + "/keys-session-" + std::to_string(::getpid());
+  o.rounds = 1;
+  o.cache = false;
+  o.prompt.knowledge = agent::KnowledgeLevel::none;
+  o.hardware_profile = "h200";
+  std::vector<std::string> no_gpu = {"/bin/sh", "-c", "while read l; do echo '{\"failure\":{\"kind\":\"driver\",\"message\":\"x\"}}'; done"};
+  auto r = agent::compile(o, make_provider, no_gpu);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->rounds.size(), 1u);
+  EXPECT_EQ(r->prompt_tokens, 11);
+  int files = 0;
+  for (auto& e : std::filesystem::recursive_directory_iterator(o.out)) {
+    if (!e.is_regular_file()) continue;
+    ++files;
+    auto text = read_file(e.path().string());
+    ASSERT_TRUE(text.ok());
+    EXPECT_EQ(text->find("VERY-SECRET"), std::string::npos) << e.path();
+  }
+  EXPECT_GE(files, 6);
 }
 
 }  // namespace
