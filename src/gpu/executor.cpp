@@ -297,16 +297,27 @@ std::map<std::string, std::vector<uint8_t>> download_outputs(const Driver& d, co
 }
 
 // Runs the reference on plain buffers and returns its outputs; its memory is freed on return.
+// The reference kernel's launch over `bufs`: its arguments are the task's parameters in order.
+struct ReferenceLaunch {
+  ArgPack args;
+  Dims dims;
+  ReferenceLaunch(const Loaded& L, const HostCase& h, const std::map<std::string, CUdeviceptr>& bufs, const std::string& where) {
+    std::vector<std::string> names;
+    for (auto& p : L.task.params) names.push_back(p.name);
+    args.build(names, bufs, h, {});
+    dims = evaluate_launch(L.task.reference, h.symbols, where);
+  }
+  void run(const Driver& d, const Loaded& L, const std::string& where) {
+    check_cu(launch(d, L.reference_fn, dims, args.ptrs.data()), "launching the reference", where + ", reference");
+  }
+};
+
 std::map<std::string, std::vector<uint8_t>> run_reference(const Driver& d, const Loaded& L, const HostCase& h,
                                                           const std::string& where) {
   Allocations mem(d);
   auto bufs = plain_buffers(d, L, h, mem, where);
-  std::vector<std::string> names;
-  for (auto& p : L.task.params) names.push_back(p.name);
-  ArgPack args;
-  args.build(names, bufs, h, {});
-  Dims dims = evaluate_launch(L.task.reference, h.symbols, where);
-  check_cu(launch(d, L.reference_fn, dims, args.ptrs.data()), "launching the reference", where + ", reference");
+  ReferenceLaunch ref(L, h, bufs, where);
+  ref.run(d, L, where);
   check_cu(d.cuCtxSynchronize(), "running the reference", where + ", reference");
   return download_outputs(d, L, h, bufs, where);
 }
@@ -483,14 +494,8 @@ TimeReport time_job(Executor::State& s, const Loaded& L, const Job& job) {
     {
       Allocations mem(d);
       auto bufs = plain_buffers(d, L, h, mem, where);
-      std::vector<std::string> names;
-      for (auto& p : L.task.params) names.push_back(p.name);
-      ArgPack args;
-      args.build(names, bufs, h, {});
-      Dims dims = evaluate_launch(L.task.reference, h.symbols, where);
-      st.reference = time_runs(
-          s, [&] { check_cu(launch(d, L.reference_fn, dims, args.ptrs.data()), "launching the reference", where); },
-          job.max_trials, per, where);
+      ReferenceLaunch ref(L, h, bufs, where);
+      st.reference = time_runs(s, [&] { ref.run(d, L, where); }, job.max_trials, per, where);
     }
     if (L.task.baseline) {
       LibraryBaseline* lib = s.library(st.library_name);

@@ -44,6 +44,7 @@ class WorkerClient {
  private:
   bool start(std::string& error);
   std::string stderr_tail();
+  std::string reap_dead_worker(const std::string& when);
 
   std::vector<std::string> argv_;
   int pid_ = -1;

@@ -95,6 +95,16 @@ bool WorkerClient::start(std::string& error) {
   return true;
 }
 
+// The worker closed its end: collect its exit status and last words, and forget it.
+std::string WorkerClient::reap_dead_worker(const std::string& when) {
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  std::string tail = stderr_tail();
+  stop();
+  return describe_status(status) + when + (tail.empty() ? "" : ":\n" + tail);
+}
+
 std::string WorkerClient::stderr_tail() {
   auto text = read_file(stderr_path_);
   if (!text || text->empty()) return "";
@@ -117,14 +127,7 @@ WorkerClient::Exchange WorkerClient::exchange(const std::string& line, std::chro
   for (size_t off = 0; off < msg.size();) {
     ssize_t n = send(fd_, msg.data() + off, msg.size() - off, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int status = 0;
-      waitpid(pid_, &status, 0);
-      pid_ = -1;
-      std::string tail = stderr_tail();
-      stop();
-      return fail("crash", describe_status(status) + " before taking the job" + (tail.empty() ? "" : ":\n" + tail));
-    }
+    if (n <= 0) return fail("crash", reap_dead_worker(" before taking the job"));
     off += static_cast<size_t>(n);
   }
   auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -156,14 +159,7 @@ WorkerClient::Exchange WorkerClient::exchange(const std::string& line, std::chro
     char buf[65536];
     ssize_t n = read(fd_, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int status = 0;
-      waitpid(pid_, &status, 0);
-      pid_ = -1;
-      std::string tail = stderr_tail();
-      stop();
-      return fail("crash", describe_status(status) + (tail.empty() ? "" : ":\n" + tail));
-    }
+    if (n <= 0) return fail("crash", reap_dead_worker(""));
     pending_.append(buf, static_cast<size_t>(n));
   }
 }
