@@ -43,11 +43,12 @@ class CompileTest : public ::testing::Test {
     o.hardware_profile = "h200";
     return o;
   }
+  // Writes the replay file the session's `replay:` model reads, and returns its path.
   std::string replay_file(const std::vector<std::string>& replies) {
-    nlohmann_json_free_write(replies);
+    write_replies(replies);
     return dir_ + "-replies.json";
   }
-  void nlohmann_json_free_write(const std::vector<std::string>& replies) {
+  void write_replies(const std::vector<std::string>& replies) {
     std::string j = "{\"produced_by\": \"test\", \"replies\": [";
     for (size_t i = 0; i < replies.size(); ++i) {
       std::string esc;
@@ -143,7 +144,7 @@ TEST_F(CompileTest, ProviderFailureKeepsTheSessionAndResumeContinues) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->status.rfind("stopped: replay:", 0), 0u) << r->status;
   EXPECT_TRUE(fs::exists(dir_ + "/round-02/error.txt"));
-  nlohmann_json_free_write({fenced(broken_), fenced(solution_)});  // the "model" is back
+  write_replies({fenced(broken_), fenced(solution_)});  // the "model" is back
   r = resume(dir_, llm::make_provider, no_gpu_worker());
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->rounds.size(), 2u);

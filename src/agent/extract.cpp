@@ -5,6 +5,7 @@
 #include "ptx/parser.h"
 #include "ptx/rewrite.h"
 #include "ptx/target.h"
+#include "task/launch_spec.h"
 #include "util/text.h"
 
 namespace ptxforge::agent {
@@ -44,12 +45,7 @@ bool is_cuda_lang(const std::string& l) { return l == "cuda" || l == "cu" || l =
 bool is_ptx_lang(const std::string& l) { return l.empty() || l == "ptx" || l == "asm" || l == "nasm" || l == "text" || l == "plaintext"; }
 bool has_ptx_kernel(std::string_view t) { return t.find(".entry") != std::string_view::npos; }
 bool has_cuda_kernel(std::string_view t) { return t.find("__global__") != std::string_view::npos; }
-bool is_launch_line(std::string_view line) {
-  std::string_view t = trim(line);
-  if (!starts_with(t, "//")) return false;
-  t = trim(t.substr(2));
-  return starts_with(t, "@launch") || starts_with(t, "@scratch") || starts_with(t, "@tensormap");
-}
+bool is_launch_line(std::string_view line) { return task::is_launch_spec_line(line); }
 
 // Without fences: from the first line that starts PTX to the last closing brace.
 std::string unfenced_ptx(std::string_view reply) {

@@ -115,6 +115,7 @@ RunRecord Pipeline::run(const task::Task& task, const std::string& candidate_pat
     ptx_path = keep->path() + "/candidate.ptx";
     std::string with_spec;
     for (auto line : split(*text, '\n'))
+      // Every `// @` line, typos included, so that a misspelt directive is reported, not dropped.
       if (starts_with(trim(line), "// @")) with_spec += std::string(trim(line)) + "\n";
     if (auto s = write_file(ptx_path, with_spec + ptx); !s) {
       check = {"check", StageStatus::failed, s.error().message, 0};

@@ -23,11 +23,8 @@ constexpr int kOpN = 0, kOpT = 1;
 }
 
 Result<std::unique_ptr<LibraryBaseline>> LibraryBaseline::create() {
-  void* h = nullptr;
-  for (std::string name : {cuda_home() + "/lib64/libcublas.so.13", std::string("libcublas.so.13"), std::string("libcublas.so")}) {
-    h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (h) break;
-  }
+  void* h = open_cuda_library("libcublas.so.13");
+  if (!h) h = open_cuda_library("libcublas.so");
   if (!h) return Error{fmt::format("cuBLAS not found (looked in {}/lib64 and the library path)", cuda_home())};
   auto api = std::make_unique<Api>();
   api->create = reinterpret_cast<decltype(api->create)>(dlsym(h, "cublasCreate_v2"));

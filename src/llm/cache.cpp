@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "toolchain/nvcc.h"
 #include "util/text.h"
 
 namespace ptxforge::llm {
@@ -25,7 +24,7 @@ std::string ResponseCache::key(const Provider& p, const Request& req) const {
   for (auto& m : req.messages) messages.push_back({m.role, m.content});
   k["messages"] = messages;
   std::string text = k.dump();
-  return fmt::format("{:016x}{:016x}", toolchain::fnv1a(text), toolchain::fnv1a(text, 0x84222325cbf29ce4ull));
+  return fmt::format("{:016x}{:016x}", fnv1a(text), fnv1a(text, 0x84222325cbf29ce4ull));
 }
 
 std::optional<Reply> ResponseCache::get(const std::string& key) const {

@@ -1,6 +1,7 @@
 // The two HTTP APIs: OpenAI's Chat Completions (also spoken by vLLM, llama.cpp's server,
 // Ollama and others) and Anthropic's Messages.
 #include <chrono>
+#include <functional>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -37,6 +38,24 @@ Result<Attempt> post(const HttpRequest& req) {
   return Attempt{r->status, std::move(r->body), r->retry_after_s};
 }
 
+// The part both APIs share: POST with retries, a non-200 status as an error quoting the API's
+// message, and the JSON body handed to `read` (which throws on a malformed reply).
+Result<Reply> exchange(const std::string& who, const HttpRequest& http, const ProviderOptions& opts,
+                       const std::function<void(const json&, Reply&)>& read) {
+  auto t0 = std::chrono::steady_clock::now();
+  Reply reply;
+  auto r = with_retries(opts, [&] { return post(http); }, &reply.attempts);
+  if (!r) return Error{fmt::format("{}: {}", who, r.error().message)};
+  if (r->status != 200) return Error{fmt::format("{}: HTTP {} from {}: {}", who, r->status, http.url, api_error(r->body))};
+  try {
+    read(json::parse(r->body), reply);
+  } catch (const std::exception& e) {
+    return Error{fmt::format("{}: malformed reply from {}: {}", who, http.url, e.what())};
+  }
+  reply.seconds = since(t0);
+  return reply;
+}
+
 class OpenAi : public Provider {
  public:
   OpenAi(std::string model, std::string base, std::string key, ProviderOptions opts)
@@ -55,25 +74,14 @@ class OpenAi : public Provider {
     HttpRequest http{base_ + "/chat/completions", {"Content-Type: application/json"}, body.dump(), opts_.timeout,
                      opts_.max_reply_bytes};
     if (!key_.empty()) http.headers.push_back("Authorization: Bearer " + key_);
-    auto t0 = std::chrono::steady_clock::now();
-    Reply reply;
-    auto r = with_retries(opts_, [&] { return post(http); }, &reply.attempts);
-    if (!r) return Error{fmt::format("openai:{}: {}", model_, r.error().message)};
-    if (r->status != 200)
-      return Error{fmt::format("openai:{}: HTTP {} from {}: {}", model_, r->status, http.url, api_error(r->body))};
-    try {
-      json j = json::parse(r->body);
+    return exchange("openai:" + model_, http, opts_, [](const json& j, Reply& reply) {
       const json& msg = j.at("choices").at(0).at("message");
       if (msg.contains("content") && msg["content"].is_string()) reply.text = msg["content"].get<std::string>();
       if (j.contains("usage") && j["usage"].is_object()) {
         reply.usage.prompt_tokens = j["usage"].value("prompt_tokens", 0L);
         reply.usage.completion_tokens = j["usage"].value("completion_tokens", 0L);
       }
-    } catch (const std::exception& e) {
-      return Error{fmt::format("openai:{}: malformed reply from {}: {}", model_, http.url, e.what())};
-    }
-    reply.seconds = since(t0);
-    return reply;
+    });
   }
 
  private:
@@ -102,25 +110,14 @@ class Anthropic : public Provider {
     HttpRequest http{base_ + "/v1/messages",
                      {"Content-Type: application/json", "anthropic-version: 2023-06-01", "x-api-key: " + key_},
                      body.dump(), opts_.timeout, opts_.max_reply_bytes};
-    auto t0 = std::chrono::steady_clock::now();
-    Reply reply;
-    auto r = with_retries(opts_, [&] { return post(http); }, &reply.attempts);
-    if (!r) return Error{fmt::format("anthropic:{}: {}", model_, r.error().message)};
-    if (r->status != 200)
-      return Error{fmt::format("anthropic:{}: HTTP {} from {}: {}", model_, r->status, http.url, api_error(r->body))};
-    try {
-      json j = json::parse(r->body);
+    return exchange("anthropic:" + model_, http, opts_, [](const json& j, Reply& reply) {
       for (auto& part : j.at("content"))
         if (part.value("type", "") == "text") reply.text += part.at("text").get<std::string>();
       if (j.contains("usage") && j["usage"].is_object()) {
         reply.usage.prompt_tokens = j["usage"].value("input_tokens", 0L);
         reply.usage.completion_tokens = j["usage"].value("output_tokens", 0L);
       }
-    } catch (const std::exception& e) {
-      return Error{fmt::format("anthropic:{}: malformed reply from {}: {}", model_, http.url, e.what())};
-    }
-    reply.seconds = since(t0);
-    return reply;
+    });
   }
 
  private:

@@ -143,6 +143,13 @@ std::string at(const std::string& file, int line, const std::string& msg) {
 
 }  // namespace
 
+bool is_launch_spec_line(std::string_view line) {
+  std::string_view t = trim(line);
+  if (!starts_with(t, "//")) return false;
+  t = trim(t.substr(2));
+  return starts_with(t, "@launch") || starts_with(t, "@scratch") || starts_with(t, "@tensormap");
+}
+
 Result<LaunchSpec> parse_launch_comments(std::string_view text, const std::string& file_name) {
   LaunchSpec spec;
   int line_no = 0;

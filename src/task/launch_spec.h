@@ -41,6 +41,9 @@ struct LaunchSpec {
   std::vector<TensorMapChoice> tensor_maps;
 };
 
+// Whether a line is one of the spec's comment lines (`// @launch`, `// @scratch`, `// @tensormap`).
+bool is_launch_spec_line(std::string_view line);
+
 // Reads `// @launch`, `// @scratch` and `// @tensormap` lines. Errors name file and line.
 Result<LaunchSpec> parse_launch_comments(std::string_view text, const std::string& file_name);
 // Reads [[launch]], [[scratch]] and [[tensor_map]] tables from a TOML launch file.

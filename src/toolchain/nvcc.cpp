@@ -11,14 +11,6 @@
 
 namespace ptxforge::toolchain {
 
-uint64_t fnv1a(std::string_view data, uint64_t h) {
-  for (unsigned char c : data) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
 Result<ReferenceBuild> build_reference(const std::string& cu_path, const std::string& arch, std::chrono::milliseconds timeout) {
   auto source = read_file(cu_path);
   if (!source) return source.error();

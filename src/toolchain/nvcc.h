@@ -24,7 +24,4 @@ Result<ReferenceBuild> build_reference(const std::string& cu_path, const std::st
 Result<std::string> nvcc_ptx(const std::string& cu_path, const std::string& arch,
                              std::chrono::milliseconds timeout = std::chrono::minutes(3));
 
-// FNV-1a, for cache keys.
-uint64_t fnv1a(std::string_view data, uint64_t seed = 0xcbf29ce484222325ull);
-
 }  // namespace ptxforge::toolchain

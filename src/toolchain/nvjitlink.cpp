@@ -38,12 +38,8 @@ const NvJitLink& library() {
   static NvJitLink lib;
   static std::once_flag once;
   std::call_once(once, [] {
-    void* h = nullptr;
-    for (std::string name : {cuda_home() + "/lib64/libnvJitLink.so.13", cuda_home() + "/lib64/libnvJitLink.so",
-                             std::string("libnvJitLink.so.13"), std::string("libnvJitLink.so")}) {
-      h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (h) break;
-    }
+    void* h = open_cuda_library("libnvJitLink.so.13");
+    if (!h) h = open_cuda_library("libnvJitLink.so");
     if (!h) {
       lib.load_error = fmt::format("nvJitLink not found (looked in {}/lib64 and the library path); install the CUDA "
                                    "toolkit's libnvjitlink or use --backend ptxas",

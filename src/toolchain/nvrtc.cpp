@@ -29,12 +29,8 @@ const Nvrtc& library() {
   static Nvrtc lib;
   static std::once_flag once;
   std::call_once(once, [] {
-    void* h = nullptr;
-    for (std::string name : {cuda_home() + "/lib64/libnvrtc.so.13", cuda_home() + "/lib64/libnvrtc.so",
-                             std::string("libnvrtc.so.13"), std::string("libnvrtc.so")}) {
-      h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (h) break;
-    }
+    void* h = open_cuda_library("libnvrtc.so.13");
+    if (!h) h = open_cuda_library("libnvrtc.so");
     if (!h) {
       lib.load_error = fmt::format("NVRTC not found (looked in {}/lib64 and the library path); it compiles .cu candidates", cuda_home());
       return;

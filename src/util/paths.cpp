@@ -1,5 +1,6 @@
 #include "util/paths.h"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -65,6 +66,11 @@ std::string cache_dir() {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   return dir;
+}
+
+void* open_cuda_library(const std::string& soname) {
+  void* h = dlopen((cuda_home() + "/lib64/" + soname).c_str(), RTLD_NOW | RTLD_LOCAL);
+  return h ? h : dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL);
 }
 
 }  // namespace ptxforge

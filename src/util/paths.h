@@ -16,6 +16,10 @@ std::string cuda_home();
 // A CUDA tool by name ("ptxas"): <cuda_home>/bin/<name>, else PATH; nullopt if neither.
 std::optional<std::string> find_cuda_tool(const std::string& name);
 
+// Opens a CUDA toolkit library ("libnvrtc.so.13"): <cuda_home>/lib64 first, then the loader's
+// search path. nullptr when neither has it.
+void* open_cuda_library(const std::string& soname);
+
 // Where built artifacts are cached (reference cubins): $PTXFORGE_CACHE_DIR, else
 // $XDG_CACHE_HOME/ptxforge, else ~/.cache/ptxforge, else $TMPDIR/ptxforge-cache. Created on demand.
 std::string cache_dir();

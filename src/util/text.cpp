@@ -89,4 +89,12 @@ Status write_file(const std::string& path, std::string_view contents) {
   return ok_status();
 }
 
+uint64_t fnv1a(std::string_view data, uint64_t h) {
+  for (unsigned char c : data) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
 }  // namespace ptxforge

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,9 @@ bool starts_with(std::string_view s, std::string_view prefix);
 bool ends_with(std::string_view s, std::string_view suffix);
 
 Result<std::string> read_file(const std::string& path);
+
+// FNV-1a: a small, stable hash for cache keys (not for security).
+uint64_t fnv1a(std::string_view data, uint64_t seed = 0xcbf29ce484222325ull);
 Status write_file(const std::string& path, std::string_view contents);
 
 }  // namespace ptxforge

@@ -27,8 +27,7 @@ std::string tool_version(const std::string& path) {
 }
 
 bool library_present(const std::string& name) {
-  void* h = dlopen((cuda_home() + "/lib64/" + name).c_str(), RTLD_LAZY | RTLD_LOCAL);
-  if (!h) h = dlopen(name.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  void* h = open_cuda_library(name);
   if (h) dlclose(h);
   return h != nullptr;
 }

@@ -3,12 +3,11 @@
 // the GPU, and trivial outputs (all zeros, a copy of an input, never written) fail it.
 #include <filesystem>
 #include <iostream>
-#include <map>
 
 #include <fmt/format.h>
 
 #include "cli_parse.h"
-#include "eval/pipeline.h"
+#include "eval/suite.h"
 #include "task/task_spec.h"
 #include "task/task_view.h"
 
@@ -70,64 +69,32 @@ int suite_validate(const std::string& only, bool time, bool json_lines) {
       ++failed;
       continue;
     }
-    eval::RunOptions opts;
-    opts.time = time;
-    eval::RunRecord r = pipeline.run(*t, d + "/solution.ptx", opts);
+    eval::TaskValidation v = eval::validate_task(pipeline, *t, time);
+    const eval::RunRecord& r = v.run;
     if (json_lines) std::cout << eval::render_report_json(r) << "\n";
     else std::cout << eval::render_report_text(r);
     if (!r.gpu_verified) {
-      bool gpu_missing = r.find_stage("verify")->status == eval::StageStatus::skipped;
-      no_gpu += gpu_missing ? 1 : 0;
-      failed += gpu_missing ? 0 : 1;
-      std::cout << fmt::format("{}: solution {}\n\n", name, gpu_missing ? "NOT verified (no GPU)" : "FAILED");
+      no_gpu += v.no_gpu ? 1 : 0;
+      failed += v.no_gpu ? 0 : 1;
+      std::cout << fmt::format("{}: solution {}\n\n", name, v.no_gpu ? "NOT verified (no GPU)" : "FAILED");
       continue;
     }
-    auto trivial = pipeline.check_trivial_outputs(std::chrono::seconds(120));
-    if (!trivial) {
-      std::cout << fmt::format("{}: the trivial-output check failed to run: {}\n\n", name, trivial.error().message);
+    if (!v.error.empty()) {
+      std::cout << fmt::format("{}: the trivial-output check failed to run: {}\n\n", name, v.error);
       ++failed;
       continue;
     }
-    int accepted = 0, trivial_count = 0, library_checks = 0, disagreements = 0;
-    std::map<std::string, std::pair<int, int>> kinds;  // kind -> (size sets, size sets rejecting it)
-    for (auto& c : *trivial) {
-      if (c.trivial == "library") {
-        ++library_checks;
-        if (!c.pass) {
-          ++disagreements;
-          const auto& o = c.outputs.front();
-          std::cout << fmt::format("  DISAGREES: the reference and {} differ on size set '{}': {} of {} elements, max abs "
-                                   "error {:g}\n", t->baseline->library, c.size_set, o.mismatches, o.count, o.max_abs_error);
-        }
-        continue;
-      }
-      // A trivial candidate fails the task when any size set rejects it (on a 1-element scan,
-      // copying the input IS the answer; the other sizes must catch it).
-      auto& k = kinds[c.trivial];
-      k.first += 1;
-      k.second += c.pass ? 0 : 1;
-    }
-    for (auto& [kind, counts] : kinds) {
-      ++trivial_count;
-      if (counts.second == 0) {
-        ++accepted;
-        std::cout << fmt::format("  HOLE: an output that is '{}' passes on all {} size sets\n", kind, counts.first);
-      }
-    }
-    // The same candidate again, as a model's next round would come: the worker is warm and
-    // holds the task's inputs and reference outputs, so this is the per-candidate cost.
-    eval::RunOptions again = opts;
-    again.time = false;
-    eval::RunRecord warm = pipeline.run(*t, d + "/solution.ptx", again);
-    bool ok = r.passed && warm.gpu_verified && accepted == 0 && disagreements == 0;
-    failed += ok ? 0 : 1;
-    validated += ok ? 1 : 0;
+    for (auto& d : v.audit.disagreements) std::cout << "  DISAGREES: " << d << "\n";
+    for (auto& h : v.audit.holes) std::cout << "  HOLE: " << h << "\n";
+    failed += v.ok() ? 0 : 1;
+    validated += v.ok() ? 1 : 0;
+    const eval::TrivialAudit& a = v.audit;
     std::cout << fmt::format("{}: solution {}, {} of {} kinds of trivial output rejected{}, candidate checked in {:.3f} s (warm worker: {:.3f} s)\n\n", name,
-                             r.passed ? "passed" : "FAILED", trivial_count - accepted, trivial_count,
-                             library_checks ? fmt::format(", reference agrees with {} on {} of {} size sets", t->baseline->library,
-                                                          library_checks - disagreements, library_checks)
-                                            : "",
-                             r.check_wall_s, warm.check_wall_s);
+                             r.passed ? "passed" : "FAILED", a.kinds - static_cast<int>(a.holes.size()), a.kinds,
+                             a.library_checks ? fmt::format(", reference agrees with {} on {} of {} size sets", t->baseline->library,
+                                                            a.library_checks - static_cast<int>(a.disagreements.size()), a.library_checks)
+                                              : "",
+                             r.check_wall_s, v.warm.check_wall_s);
   }
   std::cout << fmt::format("{} tasks validated, {} failed{}\n", validated, failed,
                            no_gpu ? fmt::format(", {} NOT verified (no GPU)", no_gpu) : "");

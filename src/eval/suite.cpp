@@ -1,0 +1,55 @@
+#include "eval/suite.h"
+
+#include <fmt/format.h>
+#include <map>
+
+namespace ptxforge::eval {
+
+TrivialAudit audit_trivial_cases(const std::vector<gpu::CaseResult>& cases, const std::string& library) {
+  TrivialAudit a;
+  std::map<std::string, std::pair<int, int>> kinds;  // kind -> (size sets, size sets rejecting it)
+  for (auto& c : cases) {
+    if (c.trivial == "library") {
+      ++a.library_checks;
+      if (!c.pass && !c.outputs.empty()) {
+        const auto& o = c.outputs.front();
+        a.disagreements.push_back(fmt::format("the reference and {} differ on size set '{}': {} of {} elements, max abs error {:g}",
+                                              library, c.size_set, o.mismatches, o.count, o.max_abs_error));
+      }
+      continue;
+    }
+    auto& k = kinds[c.trivial];
+    k.first += 1;
+    k.second += c.pass ? 0 : 1;
+  }
+  for (auto& [kind, counts] : kinds) {
+    ++a.kinds;
+    if (counts.second == 0) a.holes.push_back(fmt::format("an output that is '{}' passes on all {} size sets", kind, counts.first));
+  }
+  return a;
+}
+
+TaskValidation validate_task(Pipeline& pipeline, const task::Task& t, bool time) {
+  TaskValidation v;
+  RunOptions opts;
+  opts.time = time;
+  v.run = pipeline.run(t, t.dir + "/solution.ptx", opts);
+  if (!v.run.gpu_verified) {
+    const StageResult* verify = v.run.find_stage("verify");
+    v.no_gpu = verify && verify->status == StageStatus::skipped;
+    return v;
+  }
+  auto trivial = pipeline.check_trivial_outputs(std::chrono::seconds(120));
+  if (!trivial) {
+    v.error = trivial.error().message;
+    return v;
+  }
+  v.audit = audit_trivial_cases(*trivial, t.baseline ? t.baseline->library : "");
+  // The same candidate again, as a model's next round would come: the worker is warm and
+  // holds the task's inputs and reference outputs, so this is the per-candidate cost.
+  opts.time = false;
+  v.warm = pipeline.run(t, t.dir + "/solution.ptx", opts);
+  return v;
+}
+
+}  // namespace ptxforge::eval

@@ -1,0 +1,36 @@
+// Validating a task of the suite: its solution passes on the GPU (and again on a warm
+// worker, which is what a model's next round costs), every kind of trivial output fails the
+// task, and the reference agrees with the library baseline where there is one.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "eval/pipeline.h"
+
+namespace ptxforge::eval {
+
+struct TrivialAudit {
+  int kinds = 0;                           // kinds of trivial output tried
+  std::vector<std::string> holes;          // kinds that no size set rejects
+  int library_checks = 0;                  // size sets where reference and library were compared
+  std::vector<std::string> disagreements;  // where they differ
+};
+
+// A trivial candidate fails the task when any size set rejects it: on a 1-element scan,
+// copying the input IS the answer, and the other sizes must catch it.
+TrivialAudit audit_trivial_cases(const std::vector<gpu::CaseResult>& cases, const std::string& library);
+
+struct TaskValidation {
+  RunRecord run, warm;
+  bool no_gpu = false;     // verify was skipped: there is no GPU here
+  std::string error;       // the trivial-output audit could not run
+  TrivialAudit audit;
+  bool ok() const {
+    return run.passed && warm.gpu_verified && error.empty() && audit.holes.empty() && audit.disagreements.empty();
+  }
+};
+
+TaskValidation validate_task(Pipeline& pipeline, const task::Task& t, bool time);
+
+}  // namespace ptxforge::eval

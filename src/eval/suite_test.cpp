@@ -1,0 +1,40 @@
+#include <gtest/gtest.h>
+
+#include "eval/suite.h"
+
+namespace ptxforge::eval {
+namespace {
+
+gpu::CaseResult trivial(const char* kind, const char* set, bool passes) {
+  gpu::CaseResult c;
+  c.trivial = kind;
+  c.size_set = set;
+  c.pass = passes;
+  task::Comparison o;
+  o.output = "y";
+  o.count = 10;
+  o.mismatches = passes ? 0 : 10;
+  c.outputs.push_back(o);
+  return c;
+}
+
+TEST(SuiteAudit, ATrivialOutputIsAHoleOnlyWhenNoSizeSetRejectsIt) {
+  // Copying the input is the right answer for a 1-element scan; the large size catches it.
+  auto a = audit_trivial_cases({trivial("input-copy", "one", true), trivial("input-copy", "large", false),
+                                trivial("zeros", "one", true), trivial("zeros", "large", true)},
+                               "");
+  EXPECT_EQ(a.kinds, 2);
+  ASSERT_EQ(a.holes.size(), 1u);
+  EXPECT_NE(a.holes[0].find("'zeros' passes on all 2 size sets"), std::string::npos);
+}
+
+TEST(SuiteAudit, TheReferenceMustAgreeWithTheLibraryEverywhere) {
+  auto a = audit_trivial_cases({trivial("library", "small", true), trivial("library", "odd", false)}, "cublas_sgemm");
+  EXPECT_EQ(a.kinds, 0);
+  EXPECT_EQ(a.library_checks, 2);
+  ASSERT_EQ(a.disagreements.size(), 1u);
+  EXPECT_NE(a.disagreements[0].find("cublas_sgemm differ on size set 'odd': 10 of 10"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ptxforge::eval
