@@ -3,7 +3,7 @@
 namespace ptxforge::ptx {
 
 std::string Instruction::full_opcode() const {
-  std::string s = opcode;
+  std::string s(opcode);
   for (auto& m : mods) s += m;
   return s;
 }
@@ -28,15 +28,21 @@ const Directive* Module::target() const {
 
 std::string Module::version_text() const {
   auto* v = version();
-  return v && !v->args.empty() ? v->args[0] : "";
+  return v && !v->args.empty() ? std::string(v->args[0]) : "";
 }
 
 std::vector<std::string> Module::target_names() const {
   std::vector<std::string> out;
   if (auto* t = target())
     for (auto& a : t->args)
-      if (a != ",") out.push_back(a);
+      if (a != ",") out.emplace_back(a);
   return out;
+}
+
+List<Text> Module::keep_words(const std::vector<std::string>& words) {
+  std::vector<Text> kept;
+  for (auto& w : words) kept.push_back(keep(w));
+  return keep(kept);
 }
 
 }  // namespace ptxforge::ptx

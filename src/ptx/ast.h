@@ -3,24 +3,72 @@
 // Equality is structural and ignores locations, so print(parse(x)) can be compared with x.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
+#include "util/arena.h"
 #include "util/diagnostic.h"
 
 namespace ptxforge::ptx {
+
+// Names, literals and words are views into text the Module owns (its copy of the source, or
+// text a rewrite added to its arena).
+using Text = std::string_view;
+
+// A fixed sequence of nodes in the Module's arena. Nodes are trivially copyable, so a tree
+// costs one bump allocation per list and nothing to destroy.
+template <typename T>
+class List {
+ public:
+  List() = default;
+  List(T* data, size_t size) : data_(data), size_(size) {}
+  const T* begin() const { return data_; }
+  const T* end() const { return data_ + size_; }
+  T* begin() { return data_; }
+  T* end() { return data_ + size_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  T& operator[](size_t i) { return data_[i]; }
+  const T& front() const { return data_[0]; }
+  const T& back() const { return data_[size_ - 1]; }
+  bool operator==(const List& o) const { return std::equal(begin(), end(), o.begin(), o.end()); }
+
+ private:
+  T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// An optional node held by pointer (a declarator's initializer); compares by value.
+template <typename T>
+class Opt {
+ public:
+  Opt() = default;
+  explicit Opt(const T* p) : p_(p) {}
+  explicit operator bool() const { return p_ != nullptr; }
+  const T& operator*() const { return *p_; }
+  const T* operator->() const { return p_; }
+  bool operator==(const Opt& o) const { return p_ && o.p_ ? *p_ == *o.p_ : p_ == o.p_; }
+
+ private:
+  const T* p_ = nullptr;
+};
 
 // A constant or address expression: names, literals and operators, as written.
 struct Expr {
   enum class Kind : uint8_t { name, integer, floating, string, unary, binary, ternary, call, paren };
   Kind kind = Kind::name;
-  std::string text;        // the name, the literal, the operator, or the callee (generic(...))
-  std::vector<Expr> args;  // operands of unary/binary/ternary/call/paren
+  Text text;        // the name, the literal, the operator, or the callee (generic(...))
+  List<Expr> args;  // operands of unary/binary/ternary/call/paren
   SourceLoc loc;
-  bool operator==(const Expr&) const = default;
+  bool operator==(const Expr& o) const { return kind == o.kind && text == o.text && args == o.args; }
 };
 
 struct Operand {
@@ -32,76 +80,85 @@ struct Operand {
     sink,     // _
   };
   Kind kind = Kind::expr;
-  Expr expr;                   // for Kind::expr
-  std::vector<Operand> elems;  // vector elements, address parts, list items
+  Expr expr;              // for Kind::expr
+  List<Operand> elems;    // vector elements, address parts, list items
   SourceLoc loc;
-  bool operator==(const Operand&) const = default;
+  bool operator==(const Operand& o) const { return kind == o.kind && expr == o.expr && elems == o.elems; }
 };
 
 // A directive kept as its words: .loc, .pragma, .file, perf directives, .section lines, ...
 struct Directive {
-  std::string name;               // ".pragma"
-  std::vector<std::string> args;  // token texts after the name, punctuation included
-  std::vector<std::vector<std::string>> body;  // .section { ... }: one entry per line
+  Text name;        // ".pragma"
+  List<Text> args;  // token texts after the name, punctuation included
+  // .section { ... }: one entry per source line, its text from the first token to the last
+  // (debug sections are most of a -G module, so they are not split into words).
+  List<Text> body;
   SourceLoc loc;
-  bool operator==(const Directive&) const = default;
+  bool operator==(const Directive& o) const { return name == o.name && args == o.args && body == o.body; }
 };
 
 struct Declarator {
-  std::string name;
-  std::optional<uint32_t> range;                 // %r<10>
-  std::vector<std::optional<uint64_t>> dims;     // a[4][8]; nullopt for a[]
-  std::optional<Operand> init;                   // = 42, = {1, 2}, = generic(a)
+  Text name;
+  std::optional<uint32_t> range;            // %r<10>
+  List<std::optional<uint64_t>> dims;       // a[4][8]; nullopt for a[]
+  Opt<Operand> init;                        // = 42, = {1, 2}, = generic(a)
   SourceLoc loc;
-  bool operator==(const Declarator&) const = default;
+  bool operator==(const Declarator& o) const {
+    return name == o.name && range == o.range && dims == o.dims && init == o.init;
+  }
 };
 
 // A variable, register, or parameter declaration.
 struct VarDecl {
-  std::vector<std::string> linkage;  // .visible .extern .weak .common
-  std::string space;                 // .reg .global .shared .const .local .param .tex
-  std::vector<std::string> attrs;    // .attribute(...) words, kept verbatim
-  uint32_t align = 0;                // 0: none given
-  uint32_t vec = 0;                  // .v2 / .v4 / .v8: 2, 4, 8
-  std::string type;                  // .b32, .pred, .texref, ...
+  List<Text> linkage;  // .visible .extern .weak .common
+  Text space;          // .reg .global .shared .const .local .param .tex
+  List<Text> attrs;    // .attribute(...) words, kept verbatim
+  uint32_t align = 0;  // 0: none given
+  uint32_t vec = 0;    // .v2 / .v4 / .v8: 2, 4, 8
+  Text type;           // .b32, .pred, .texref, ...
   // Parameter pointer attributes (.param .u64 .ptr .global .align 16 p).
   bool ptr = false;
-  std::string ptr_space;
+  Text ptr_space;
   uint32_t ptr_align = 0;
-  std::vector<Declarator> names;
+  List<Declarator> names;
   SourceLoc loc;
-  bool operator==(const VarDecl&) const = default;
+  bool operator==(const VarDecl& o) const {
+    return linkage == o.linkage && space == o.space && attrs == o.attrs && align == o.align && vec == o.vec &&
+           type == o.type && ptr == o.ptr && ptr_space == o.ptr_space && ptr_align == o.ptr_align && names == o.names;
+  }
 };
 
 struct Guard {
-  std::string reg;
+  Text reg;
   bool negated = false;
   SourceLoc loc;
-  bool operator==(const Guard&) const = default;
+  bool operator==(const Guard& o) const { return reg == o.reg && negated == o.negated; }
 };
 
 struct Instruction {
   std::optional<Guard> guard;
-  std::string opcode;              // "ld"
-  std::vector<std::string> mods;   // {".global", ".v4", ".f32"}
-  std::vector<Operand> operands;
-  SourceLoc loc;                   // the opcode
-  bool operator==(const Instruction&) const = default;
+  Text opcode;             // "ld"
+  List<Text> mods;         // {".global", ".v4", ".f32"}
+  List<Operand> operands;
+  SourceLoc loc;           // the opcode
+  bool operator==(const Instruction& o) const {
+    return guard == o.guard && opcode == o.opcode && mods == o.mods && operands == o.operands;
+  }
   std::string full_opcode() const;  // "ld.global.v4.f32"
   bool has_mod(std::string_view m) const;
 };
 
 struct Label {
-  std::string name;
+  Text name;
   SourceLoc loc;
-  bool operator==(const Label&) const = default;
+  bool operator==(const Label& o) const { return name == o.name; }
 };
 
 struct Statement;
 struct Block {
-  std::vector<Statement> stmts;
+  List<Statement> stmts;
   SourceLoc loc;
-  bool operator==(const Block&) const;
+  bool operator==(const Block& o) const;
 };
 
 struct Statement {
@@ -110,18 +167,22 @@ struct Statement {
 };
 
 struct Function {
-  std::vector<std::string> linkage;  // .visible .extern .weak
+  List<Text> linkage;       // .visible .extern .weak
   bool is_entry = false;
-  std::vector<std::string> attrs;    // .attribute(...) words, kept verbatim
-  std::vector<VarDecl> rets;         // .func (.param .b32 r) f(...)
+  List<Text> attrs;         // .attribute(...) words, kept verbatim
+  List<VarDecl> rets;       // .func (.param .b32 r) f(...)
   bool has_ret_list = false;
-  std::string name;
-  std::vector<VarDecl> params;
+  Text name;
+  List<VarDecl> params;
   bool has_param_list = false;
-  std::vector<Directive> perf;       // .maxntid 256, 1, 1 / .noreturn / .pragma "..."
-  std::optional<Block> body;         // nullopt for a declaration
-  SourceLoc loc;                     // the name
-  bool operator==(const Function&) const = default;
+  List<Directive> perf;     // .maxntid 256, 1, 1 / .noreturn / .pragma "..."
+  std::optional<Block> body;  // nullopt for a declaration
+  SourceLoc loc;            // the name
+  bool operator==(const Function& o) const {
+    return linkage == o.linkage && is_entry == o.is_entry && attrs == o.attrs && rets == o.rets &&
+           has_ret_list == o.has_ret_list && name == o.name && params == o.params &&
+           has_param_list == o.has_param_list && perf == o.perf && body == o.body;
+  }
 };
 
 struct TopItem {
@@ -129,15 +190,37 @@ struct TopItem {
   bool operator==(const TopItem&) const = default;
 };
 
-struct Module {
-  std::vector<TopItem> items;
-  bool operator==(const Module&) const = default;
+static_assert(std::is_trivially_copyable_v<Statement> && std::is_trivially_destructible_v<TopItem>,
+              "AST nodes live in an arena and are never destroyed");
+
+// A parsed module. It owns its nodes and the text they view (a copy of the source), so it
+// can be moved but not copied; compare modules with ==, which ignores locations.
+class Module {
+ public:
+  Module() : arena_(std::make_unique<Arena>()) {}
+  Module(Module&&) = default;
+  Module& operator=(Module&&) = default;
+  bool operator==(const Module& o) const { return items == o.items; }
+
+  List<TopItem> items;
 
   // Header, read from the items (nullptr / "" when absent).
   const Directive* version() const;
   const Directive* target() const;
-  std::string version_text() const;              // "8.0" or ""
+  std::string version_text() const;               // "8.0" or ""
   std::vector<std::string> target_names() const;  // {"sm_90a"} (options like "debug" included)
+
+  // Storage for nodes and text: the parser and rewrites allocate here.
+  Arena& arena() { return *arena_; }
+  Text keep(std::string_view s) { return arena_->copy(s); }
+  template <typename T>
+  List<T> keep(const std::vector<T>& v) {
+    return List<T>(arena_->copy_array(v.data(), v.size()), v.size());
+  }
+  List<Text> keep_words(const std::vector<std::string>& words);
+
+ private:
+  std::unique_ptr<Arena> arena_;
 };
 
 inline bool Block::operator==(const Block& o) const { return stmts == o.stmts; }

@@ -36,9 +36,10 @@ struct CheckContext {
   ModuleFacts facts;
   ScopeStack scopes;
   const Function* fn = nullptr;
-  std::unordered_map<std::string, SourceLoc> labels;  // of the current function
-  std::unordered_map<std::string, const Directive*> prototypes;  // label: .callprototype ...
-  std::unordered_map<std::string, const Function*> functions;
+  // Keyed by views into the module.
+  std::unordered_map<std::string_view, SourceLoc> labels;  // of the current function
+  std::unordered_map<std::string_view, const Directive*> prototypes;  // label: .callprototype ...
+  std::unordered_map<std::string_view, const Function*> functions;
   std::unordered_map<const Instruction*, Resolved> resolved;  // filled by check_instruction
   bool want_warnings() const { return opts.warnings; }
 };

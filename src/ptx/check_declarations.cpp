@@ -74,7 +74,7 @@ void check_module_header(CheckContext& ctx) {
 }
 
 namespace {
-void report_duplicate(CheckContext& ctx, const std::string& name, SourceLoc loc, const SymbolInfo& earlier,
+void report_duplicate(CheckContext& ctx, std::string_view name, SourceLoc loc, const SymbolInfo& earlier,
                       const char* id) {
   auto& d = ctx.diags.error(loc, fmt::format("'{}' is already declared in this scope", name), id);
   d.length = static_cast<uint32_t>(name.size());

@@ -90,7 +90,7 @@ void check_modifiers(CheckContext& ctx, const Instruction& ins, const Resolved& 
   const IsaFamily& f = *r.family;
   if (f.modifiers == "*") return;
   for (size_t i = r.consumed; i < ins.mods.size(); ++i) {
-    const std::string& m = ins.mods[i];
+    std::string_view m = ins.mods[i];
     if (family_allows_modifier(f, m)) continue;
     std::vector<std::string_view> allowed;
     for (auto a : split(f.types, ' ')) if (!a.empty()) allowed.push_back(a);
@@ -203,7 +203,7 @@ void check_indirect_call(CheckContext& ctx, const Instruction& ins, const Operan
              "call (r), %rd1, (a), proto;";
     return;
   }
-  const std::string& pname = proto->expr.text;
+  std::string_view pname = proto->expr.text;
   auto it = ctx.prototypes.find(pname);
   if (it == ctx.prototypes.end()) {
     if (ctx.labels.count(pname)) return;  // a .calltargets list
@@ -236,7 +236,7 @@ void check_call(CheckContext& ctx, const Instruction& ins) {
     ctx.diags.error(ins.loc, "call needs a function name or a register holding its address", "call-signature");
     return;
   }
-  const std::string& name = callee->expr.text;
+  std::string_view name = callee->expr.text;
   size_t nargs = args ? args->elems.size() : 0;
   size_t nrets = ret_list ? ret_list->elems.size() : 0;
   if (name[0] == '%') {

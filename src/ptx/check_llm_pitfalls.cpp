@@ -45,7 +45,7 @@ bool in_range(std::string_view n, std::string_view prefix, uint32_t count) {
   return v < count;
 }
 
-bool is_reg_name(const std::string& n) { return !n.empty() && n[0] == '%' && !is_special_register(n); }
+bool is_reg_name(std::string_view n) { return !n.empty() && n[0] == '%' && !is_special_register(n); }
 
 struct FunctionWalk {
   CheckContext& ctx;
@@ -128,13 +128,13 @@ void check_uninitialized(CheckContext& ctx, FunctionWalk& w) {
     }
   }
   // Undeclared registers already have an error; only declared ones are judged here.
-  auto declared = [&](const std::string& n) {
+  auto declared = [&](std::string_view n) {
     return w.declared_regs.count(n) > 0 || std::any_of(w.declared_ranges.begin(), w.declared_ranges.end(),
                                                         [&](auto& r) { return in_range(n, r.first, r.second); });
   };
   std::unordered_set<std::string_view> reported;
   for (auto& rd : reads) {
-    const std::string& n = rd.name->text;
+    std::string_view n = rd.name->text;
     if (!is_reg_name(n) || reported.count(n) || !declared(n)) continue;
     auto it = first_write.find(n);
     if (it == first_write.end()) {

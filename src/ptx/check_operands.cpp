@@ -40,13 +40,14 @@ void report_undeclared_reg(CheckContext& ctx, const Expr& n) {
   auto& d = ctx.diags.error(n.loc, fmt::format("register '{}' is not declared", n.text), "undeclared-reg");
   d.length = static_cast<uint32_t>(n.text.size());
   size_t digits = n.text.find_first_of("0123456789");
-  std::string prefix = n.text.substr(0, digits);
+  std::string_view prefix = n.text.substr(0, digits);
   // The conventional type for nvcc's register prefixes.
   std::string type = prefix == "%rd" ? ".b64" : prefix == "%p" ? ".pred" : prefix == "%f" ? ".f32"
                      : prefix == "%fd" ? ".f64" : (prefix == "%rs" || prefix == "%h") ? ".b16" : ".b32";
   if (digits != std::string::npos && digits > 1)
     d.hint = fmt::format("declare it, e.g. '.reg {} {}<{}>;' (a range declares {}0 .. {}{})", type, prefix,
-                         std::atoi(n.text.c_str() + digits) + 1, prefix, prefix, std::atoi(n.text.c_str() + digits));
+                         std::atoi(std::string(n.text.substr(digits)).c_str()) + 1, prefix, prefix,
+                         std::atoi(std::string(n.text.substr(digits)).c_str()));
   else
     d.hint = fmt::format("declare it with '.reg .<type> {};'", n.text);
 }
@@ -89,7 +90,7 @@ void check_names(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
       }
     }
     for (const Expr* n : names) {
-      const std::string& t = n->text;
+      std::string_view t = n->text;
       if (t == "_") continue;
       if (t[0] == '%') {
         if (ctx.scopes.find(t)) continue;

@@ -73,7 +73,7 @@ const Index& index() {
 }
 }  // namespace
 
-const IsaFamily* find_family(std::string_view opcode, const std::vector<std::string>& mods, size_t* consumed) {
+const IsaFamily* find_family(std::string_view opcode, const List<Text>& mods, size_t* consumed) {
   const Index& idx = index();
   // Longest first: "cp" + .async.bulk.tensor before "cp" + .async.
   size_t max_mods = std::min(mods.size(), idx.max_parts - 1);
@@ -94,7 +94,7 @@ const IsaFamily* find_family(std::string_view opcode, const std::vector<std::str
   // Modifiers may come in any order before the family's distinguishing word: "match.any.sync",
   // "mbarrier.arrive.expect_tx", "ldmatrix.sync.aligned". Try opcode + any one later modifier.
   for (size_t i = 1; i < mods.size(); ++i) {
-    auto it = idx.by_name.find(std::string(opcode) + mods[i]);
+    auto it = idx.by_name.find(std::string(opcode) + std::string(mods[i]));
     if (it != idx.by_name.end()) {
       if (consumed) *consumed = 0;  // the modifier stays in place and is allowed by the family
       return it->second;

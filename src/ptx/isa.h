@@ -55,7 +55,7 @@ std::string manual_link(std::string_view anchor);
 // The family an instruction belongs to: the longest table name that matches the opcode
 // followed by its first modifiers ("cp" + ".async.bulk.tensor..." -> "cp.async.bulk.tensor").
 // `consumed` receives how many modifiers the family name covers.
-const IsaFamily* find_family(std::string_view opcode, const std::vector<std::string>& mods, size_t* consumed);
+const IsaFamily* find_family(std::string_view opcode, const List<Text>& mods, size_t* consumed);
 
 bool is_known_opcode(std::string_view opcode);
 std::vector<std::string_view> all_opcodes();  // first words of every family, for "did you mean"

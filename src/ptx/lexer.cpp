@@ -1,5 +1,9 @@
 #include "ptx/lexer.h"
 
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
 #include <fmt/format.h>
 
 namespace ptxforge::ptx {
@@ -14,23 +18,16 @@ bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 
 Lexer::Lexer(std::string_view text, Diagnostics& diags) : src_(text), diags_(diags) {
   // A UTF-8 byte order mark is harmless; skip it rather than call it garbage.
-  if (src_.substr(0, 3) == "\xEF\xBB\xBF") advance(3), col_ = 1;
+  if (src_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = line_start_ = 3;
 }
 
-void Lexer::bump(size_t n) {
-  pos_ += n;
-  col_ += static_cast<uint32_t>(n);
-}
-
-void Lexer::advance(size_t n) {
-  for (size_t i = 0; i < n && pos_ < src_.size(); ++i, ++pos_) {
-    if (src_[pos_] == '\n') {
-      ++line_;
-      col_ = 1;
-    } else {
-      ++col_;
-    }
+void Lexer::advance_to(size_t pos) {
+  pos = std::min(pos, src_.size());
+  while (const void* nl = std::memchr(src_.data() + pos_, '\n', pos - pos_)) {
+    ++line_;
+    pos_ = line_start_ = static_cast<size_t>(static_cast<const char*>(nl) - src_.data()) + 1;
   }
+  pos_ = pos;
 }
 
 void Lexer::report(SourceLoc loc, uint32_t len, std::string msg, std::string id, std::string hint) {
@@ -60,13 +57,13 @@ bool Lexer::skip_text_line_if_not_ptx() {
   if (line.substr(0, 3) == "```" || line.substr(0, 3) == "~~~") {
     report(loc, len, "Markdown code fence left in the PTX", "markdown-fence",
            "remove the ``` lines; the file must contain only PTX");
-    advance(line.size());
+    pos_ += line.size();
     return true;
   }
   if (line[0] == '#') {
     report(loc, len, "preprocessor directive in PTX", "preprocessor",
            "ptxas runs no preprocessor: expand #define/#include/#if before assembling");
-    advance(line.size());
+    pos_ += line.size();
     return true;
   }
   // Prose: three or more plain words, no PTX punctuation at all.
@@ -94,47 +91,64 @@ bool Lexer::skip_text_line_if_not_ptx() {
   if (line.substr(0, first_space).find_first_of(":.") != std::string_view::npos) return false;
   report(loc, len, "prose left in the PTX", "prose-in-ptx",
          "remove the explanation, or make it a // comment");
-  advance(line.size());
+  pos_ += line.size();
   return true;
 }
 
-void Lexer::skip_space_and_comments() {
-  while (pos_ < src_.size()) {
-    char c = src_[pos_];
-    if (c == '\n') {
-      ++pos_;
-      ++line_;
-      col_ = 1;
-    } else if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
-      bump(1);
-    } else if (c == '/' && pos_ + 1 < src_.size() && src_[pos_ + 1] == '/') {
-      size_t end = src_.find('\n', pos_);
-      advance((end == std::string_view::npos ? src_.size() : end) - pos_);
-    } else if (c == '/' && pos_ + 1 < src_.size() && src_[pos_ + 1] == '*') {
-      SourceLoc loc = here();
-      size_t end = src_.find("*/", pos_ + 2);
-      if (end == std::string_view::npos) {
-        report(loc, 2, "unterminated /* comment", "unterminated-comment", "close it with */");
-        advance(src_.size() - pos_);
-      } else {
-        advance(end + 2 - pos_);
-      }
-    } else if ((c == '`' || c == '~' || c == '#' || (is_alpha(c) && col_ == 1)) && at_line_start()) {
-      // Prose is looked for only in lines that start at column 1, as a reply's text does;
-      // indented lines are code, and skipping them keeps the lexer fast.
-      if (!skip_text_line_if_not_ptx()) return;
-    } else {
-      return;
-    }
+namespace {
+// What a byte means to the whitespace skipper: most token starts are `token` and end the skip
+// at once; `special` bytes may begin a comment or a line of non-PTX text.
+enum SkipClass : uint8_t { kToken, kBlank, kNewline, kSpecial, kAlpha };
+struct SkipTable {
+  SkipClass v[256] = {};
+  constexpr SkipTable() {
+    v[int(' ')] = v[int('\t')] = v[int('\r')] = v[int('\f')] = v[int('\v')] = kBlank;
+    v[int('\n')] = kNewline;
+    v[int('/')] = v[int('`')] = v[int('~')] = v[int('#')] = kSpecial;
+    for (int c = 'a'; c <= 'z'; ++c) v[c] = kAlpha;
+    for (int c = 'A'; c <= 'Z'; ++c) v[c] = kAlpha;
   }
-}
+};
+constexpr SkipTable kSkip{};
+}  // namespace
 
-Token Lexer::make(Tok kind, size_t start, SourceLoc loc) {
-  return Token{kind, 0, src_.substr(start, pos_ - start), loc};
+// At a '/', '`', '~', '#' or a letter in column 1: skips a comment or a non-PTX line and
+// returns true, or returns false at the start of a token.
+bool Lexer::skip_comment_or_text() {
+  const char* s = src_.data();
+  const size_t n = src_.size();
+  char c = s[pos_];
+  if (c == '/' && at(pos_ + 1) == '/') {
+    const void* nl = std::memchr(s + pos_, '\n', n - pos_);
+    pos_ = nl ? static_cast<size_t>(static_cast<const char*>(nl) - s) : n;
+    return true;
+  }
+  if (c == '/' && at(pos_ + 1) == '*') {
+    SourceLoc loc = here();
+    size_t end = src_.find("*/", pos_ + 2);
+    if (end == std::string_view::npos) {
+      report(loc, 2, "unterminated /* comment", "unterminated-comment", "close it with */");
+      advance_to(n);
+    } else {
+      advance_to(end + 2);
+    }
+    return true;
+  }
+  if (c == '/' || !at_line_start()) return false;
+  return skip_text_line_if_not_ptx();
 }
 
 Token Lexer::lex_number(size_t start, SourceLoc loc) {
-  auto peek = [&](size_t k) { return pos_ + k < src_.size() ? src_[pos_ + k] : '\0'; };
+  // The common case first: decimal digits ending at a character that cannot continue a number.
+  size_t e = start + 1;
+  while (e < src_.size() && is_digit(src_[e])) ++e;
+  char after = at(e);
+  if (!is_ident_char(after) && after != '.') {
+    pos_ = e;
+    return make(Tok::integer, start, loc);
+  }
+  auto peek = [&](size_t k) { return at(pos_ + k); };
+  auto bump = [&](size_t k) { pos_ += k; };
   if (peek(0) == '0' && (peek(1) == 'f' || peek(1) == 'F' || peek(1) == 'd' || peek(1) == 'D') && is_hex(peek(2))) {
     size_t want = (peek(1) == 'f' || peek(1) == 'F') ? 8 : 16;
     bump(2);
@@ -189,22 +203,100 @@ Token Lexer::lex_number(size_t start, SourceLoc loc) {
   return t;
 }
 
+namespace {
+// Byte classes of a plain line (see take_plain_lines).
+enum PlainClass : uint8_t { kNotPlain, kPlainBlank, kPlainDigit, kPlainWord, kPlainSigil, kPlainPunct, kPlainEnd };
+struct PlainTable {
+  PlainClass v[256] = {};
+  constexpr PlainTable() {
+    v[int(' ')] = v[int('\t')] = v[int('\r')] = kPlainBlank;
+    for (int c = '0'; c <= '9'; ++c) v[c] = kPlainDigit;
+    for (int c = 'a'; c <= 'z'; ++c) v[c] = kPlainWord;
+    for (int c = 'A'; c <= 'Z'; ++c) v[c] = kPlainWord;
+    v[int('_')] = kPlainWord;
+    v[int('.')] = v[int('%')] = v[int('$')] = kPlainSigil;  // must be followed by a name character
+    v[int(',')] = v[int(':')] = v[int('+')] = v[int('-')] = kPlainPunct;
+    v[int('\n')] = kPlainEnd;
+  }
+};
+constexpr PlainTable kPlain{};
+}  // namespace
+
+bool Lexer::take_plain_lines(const char* from, std::vector<std::string_view>& lines) {
+  const char* s = src_.data();
+  const size_t n = src_.size();
+  size_t p = static_cast<size_t>(from - s);
+  assert(p >= line_start_ && p <= pos_ && pos_ <= n);
+  bool taken = false;
+  while (true) {
+    size_t first = p, last_end = p;
+    // One line: every token must be one the lexer would accept without a word.
+    while (true) {
+      if (p >= n) break;
+      PlainClass k = kPlain.v[static_cast<unsigned char>(s[p])];
+      if (k == kPlainBlank) {
+        ++p;
+        continue;
+      }
+      if (k == kPlainEnd) break;
+      if (k == kPlainDigit) {
+        do ++p;
+        while (p < n && is_digit(s[p]));
+        if (p < n && (is_ident_char(s[p]) || s[p] == '.')) return taken;  // hex, floats, suffixes
+      } else if (k == kPlainWord || (k == kPlainSigil && p + 1 < n && is_ident_char(s[p + 1]))) {
+        ++p;
+        while (p < n && is_ident_char(s[p])) ++p;
+      } else if (k == kPlainPunct) {
+        ++p;
+      } else {
+        return taken;  // comments, strings, braces, stray bytes: token by token
+      }
+      last_end = p;
+    }
+    if (last_end == first) return taken;  // an empty line
+    lines.emplace_back(s + first, last_end - first);
+    taken = true;
+    pos_ = last_end;
+    if (p >= n) return true;
+    // The next line: its first token must begin where the lexer would begin it.
+    ++line_;
+    pos_ = line_start_ = ++p;
+    while (p < n && (s[p] == ' ' || s[p] == '\t')) ++p;
+    if (p < n && (is_alpha(s[p]) && p == line_start_)) return true;  // maybe prose: the lexer decides
+  }
+}
+
 Token Lexer::next() {
-  skip_space_and_comments();
+  const char* s = src_.data();
+  const size_t n = src_.size();
+  // Whitespace is skipped here, in line; comments and possible non-PTX lines out of line.
+  while (pos_ < n) {
+    SkipClass k = kSkip.v[static_cast<unsigned char>(s[pos_])];
+    if (k == kBlank) {
+      ++pos_;
+    } else if (k == kNewline) {
+      ++line_;
+      line_start_ = ++pos_;
+    } else if (k == kToken || (k == kAlpha && pos_ != line_start_) || !skip_comment_or_text()) {
+      // Prose is looked for only in lines that start at column 1, as a reply's text does;
+      // indented lines are code, and skipping them keeps the lexer fast.
+      break;
+    }
+  }
   SourceLoc loc = here();
   size_t start = pos_;
-  if (pos_ >= src_.size()) return Token{Tok::eof, 0, {}, loc};
-  char c = src_[pos_];
-  auto peek = [&](size_t k) { return pos_ + k < src_.size() ? src_[pos_ + k] : '\0'; };
+  if (pos_ >= n) return Token{Tok::eof, 0, {}, loc};
+  char c = s[pos_];
+  auto peek = [&](size_t k) { return pos_ + k < n ? s[pos_ + k] : '\0'; };
 
   if (is_alpha(c) || ((c == '_' || c == '$' || c == '%') && is_ident_char(peek(1)))) {
     size_t e = pos_ + 1;
-    while (e < src_.size() && is_ident_char(src_[e])) ++e;
-    bump(e - pos_);
+    while (e < n && is_ident_char(s[e])) ++e;
+    pos_ = e;
     return make(Tok::ident, start, loc);
   }
   if (c == '_') {  // the sink operand "_"
-    bump(1);
+    ++pos_;
     return make(Tok::ident, start, loc);
   }
   if (c == '.' && (is_ident_char(peek(1)))) {
@@ -218,26 +310,26 @@ Token Lexer::next() {
         break;
       }
     }
-    bump(e - pos_);
+    pos_ = e;
     return make(Tok::directive, start, loc);
   }
   if (is_digit(c)) return lex_number(start, loc);
   if (c == '"') {
-    advance(1);
+    ++pos_;
     while (pos_ < src_.size() && src_[pos_] != '"' && src_[pos_] != '\n') {
-      if (src_[pos_] == '\\' && pos_ + 1 < src_.size() && src_[pos_ + 1] != '\n') advance(1);
-      advance(1);
+      if (src_[pos_] == '\\' && pos_ + 1 < src_.size() && src_[pos_ + 1] != '\n') ++pos_;
+      ++pos_;
     }
     if (pos_ >= src_.size() || src_[pos_] != '"') {
       report(loc, 1, "unterminated string literal", "unterminated-string", "close it with \" on the same line");
       return make(Tok::bad, start, loc);
     }
-    advance(1);
+    ++pos_;
     return make(Tok::string, start, loc);
   }
   if (c == '@' && peek(1) == '@') {  // @@DWARF lines in old debug sections
     size_t end = src_.find('\n', pos_);
-    advance((end == std::string_view::npos ? src_.size() : end) - pos_);
+    pos_ = end == std::string_view::npos ? src_.size() : end;
     return make(Tok::raw, start, loc);
   }
   char two = 0;
@@ -251,7 +343,7 @@ Token Lexer::next() {
     default: break;
   }
   if (two) {
-    bump(2);
+    pos_ += 2;
     Token t = make(Tok::punct, start, loc);
     t.punct = two;
     return t;
@@ -260,7 +352,7 @@ Token Lexer::next() {
     case ',': case ';': case ':': case '{': case '}': case '[': case ']': case '(': case ')': case '<': case '>':
     case '+': case '-': case '*': case '/': case '%': case '!': case '~': case '&': case '|': case '^': case '=':
     case '?': case '@': {
-      bump(1);
+      ++pos_;
       Token t = make(Tok::punct, start, loc);
       t.punct = c;
       return t;
@@ -275,7 +367,7 @@ Token Lexer::next() {
     bool could_start = u < 0x80 && (is_ident_char(b) || std::string_view(",;:{}[]()<>+-*/%!~&|^=?@.\"").find(b) !=
                                                             std::string_view::npos);
     if (could_start && pos_ > start) break;
-    advance(1);
+    ++pos_;
   }
   if (loc.line != last_reported_line_) {
     last_reported_line_ = loc.line;

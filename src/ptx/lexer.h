@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "util/diagnostic.h"
 
@@ -42,21 +43,33 @@ class Lexer {
   Token next();
   size_t offset() const { return pos_; }
 
+  // For bodies kept as text (.section): from `from`, the start of the token just lexed,
+  // takes whole lines that hold only names, decimal numbers, ',', ':', '+' and '-' (a debug
+  // section's ".b8 1,2,3"), appending each line's text from its first token to its last to
+  // `lines`. Stops before the first other line (a '}', a comment, anything the lexer must look
+  // at), so next() goes on from there. Returns whether any line was taken.
+  bool take_plain_lines(const char* from, std::vector<std::string_view>& lines);
+
+
  private:
-  void skip_space_and_comments();
+  [[gnu::noinline]] bool skip_comment_or_text();
   bool at_line_start() const;
   bool skip_text_line_if_not_ptx();  // fences and prose
-  Token make(Tok kind, size_t start, SourceLoc loc);
+  Token make(Tok kind, size_t start, SourceLoc loc) const {
+    return Token{kind, 0, std::string_view(src_.data() + start, pos_ - start), loc};
+  }
   Token lex_number(size_t start, SourceLoc loc);
-  void advance(size_t n);  // may cross newlines
-  void bump(size_t n);     // within one line
-  SourceLoc here() const { return SourceLoc{line_, col_}; }
+  void advance_to(size_t pos);  // may cross newlines
+  // Columns are byte offsets from the line start, so only newlines need bookkeeping.
+  SourceLoc here() const { return SourceLoc{line_, static_cast<uint32_t>(pos_ - line_start_ + 1)}; }
+  char at(size_t k) const { return k < src_.size() ? src_[k] : '\0'; }
   void report(SourceLoc loc, uint32_t len, std::string msg, std::string id, std::string hint = {});
 
   std::string_view src_;
   Diagnostics& diags_;
   size_t pos_ = 0;
-  uint32_t line_ = 1, col_ = 1;
+  size_t line_start_ = 0;
+  uint32_t line_ = 1;
   uint32_t last_reported_line_ = 0;
   size_t reported_ = 0;
 };

@@ -1,5 +1,6 @@
 #include "ptx/parser.h"
 
+#include <cassert>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -28,32 +29,56 @@ bool is_perf_directive(std::string_view d) {
 
 struct Resync {};  // unwinds to the enclosing statement after an operand error was reported
 
-class Parser {
+// A list under construction. Lists nest (an address inside an operand list, a block inside a
+// block), so each kind of element has one stack: a builder pushes above the ones it is nested
+// in, copies its elements into the arena when done, and pops them when it goes out of scope,
+// also when a Resync unwinds through it.
+template <typename T>
+class Building {
  public:
-  Parser(std::string_view text, Diagnostics& diags, const ParseOptions& opts)
-      : lex_(text, diags), diags_(diags), opts_(opts) {}
-
-  Module run();
+  explicit Building(std::vector<T>& stack) : stack_(stack), mark_(stack.size()) {}
+  Building(const Building&) = delete;
+  ~Building() { stack_.erase(stack_.begin() + static_cast<std::ptrdiff_t>(mark_), stack_.end()); }
+  void push(const T& x) { stack_.push_back(x); }
+  size_t size() const { return stack_.size() - mark_; }
+  std::vector<T>& stack() { return stack_; }  // to push many at once
+  List<T> finish(Arena& a) { return List<T>(a.copy_array(stack_.data() + mark_, size()), size()); }
 
  private:
-  // Token access with a little lookahead.
-  // The common case (the next token is already lexed) stays inline; filling is out of line.
-  const Token& peek() {
-    if (count_ == 0) fill(0);
-    return buf_[head_];
+  std::vector<T>& stack_;
+  size_t mark_;
+};
+
+class Parser {
+ public:
+  Parser(Module& m, std::string_view text, Diagnostics& diags, const ParseOptions& opts)
+      : m_(m), arena_(m.arena()), lex_(text, diags), diags_(diags), opts_(opts) {
+    cur_ = lex_.next();
   }
+
+  void run();
+
+ private:
+  // Token access: the current token and, when asked for, the one after it. References
+  // returned by peek() are invalidated by take(); take() returns the token it consumed.
+  const Token& peek() const { return cur_; }
   const Token& peek(unsigned k) {
-    if (count_ <= k) fill(k);
-    return buf_[(head_ + k) & (kLook - 1)];
+    assert(k == 1);
+    (void)k;
+    if (!has_next_) {
+      next_ = lex_.next();
+      has_next_ = true;
+    }
+    return next_;
   }
-  [[gnu::noinline]] void fill(unsigned k) {
-    while (count_ <= k) buf_[(head_ + count_++) & (kLook - 1)] = lex_.next();
-  }
-  Token take() {
-    if (count_ == 0) fill(0);
-    last_ = buf_[head_];
-    head_ = (head_ + 1) & (kLook - 1);
-    --count_;
+  const Token& take() {
+    last_ = cur_;
+    if (has_next_) {
+      cur_ = next_;
+      has_next_ = false;
+    } else {
+      cur_ = lex_.next();
+    }
     return last_;
   }
   bool accept(char c) {
@@ -69,36 +94,53 @@ class Parser {
   void skip_statement();  // to after ';' or before '}' / eof
   std::string unexpected(const Token& t);
 
-  void parse_top_item(Module& m);
+  void parse_top_item(Building<TopItem>& items);
   Directive parse_header_directive();
   Directive parse_words_until_semicolon(Token name);
   Directive parse_loc(Token name);
   Directive parse_file(Token name);
   Directive parse_section(Token name);
   Directive parse_perf_directive(Token name);
-  void parse_function(Module& m, std::vector<std::string> linkage);
-  std::vector<VarDecl> parse_param_list();
-  bool parse_decl_specs(VarDecl& d, bool in_param);
+  void parse_function(Building<TopItem>& items, Building<Text>& linkage);
+  List<VarDecl> parse_param_list();
+  bool parse_decl_specs(VarDecl& d, Building<Text>* linkage);
   bool parse_declarator(Declarator& out, bool allow_init);
-  VarDecl parse_var_decl(std::vector<std::string> linkage, SourceLoc loc);
-  std::vector<std::string> parse_attribute_words();
+  VarDecl parse_var_decl(Building<Text>& linkage, SourceLoc loc);
+  void parse_attribute_words(Building<Text>& words);
   Block parse_block(int depth);
   void skip_balanced_braces();
-  bool parse_statement(Block& b, int depth);
-  void parse_instruction(Instruction& ins, std::optional<Guard> guard);
+  bool parse_statement(Building<Statement>& b, int depth);
+  void parse_instruction(Instruction& ins);
   Operand parse_operand(bool in_call, int depth);
   Expr parse_expr(int depth, int min_prec = 0);
   Expr parse_unary(int depth);
   Expr parse_primary(int depth);
   std::optional<uint64_t> parse_uint(std::string_view what);
 
-  static constexpr unsigned kLook = 4;  // a power of two
+  template <typename T>
+  List<T> one(const T& x) {
+    T* p = arena_.allocate_array<T>(1);
+    new (p) T(x);
+    return List<T>(p, 1);
+  }
+
+  Module& m_;
+  Arena& arena_;
+  // Element stacks for lists under construction (see Building).
+  std::vector<Text> words_, linkage_;
+  std::vector<Operand> operands_;
+  std::vector<Expr> exprs_;
+  std::vector<Statement> statements_;
+  std::vector<Declarator> declarators_;
+  std::vector<std::optional<uint64_t>> dims_;
+  std::vector<VarDecl> params_;
+  std::vector<Directive> directives_;
+  std::vector<TopItem> items_;
   Lexer lex_;
   Diagnostics& diags_;
   const ParseOptions& opts_;
-  Token buf_[kLook];
-  unsigned head_ = 0, count_ = 0;
-  Token last_;
+  Token cur_, next_, last_;
+  bool has_next_ = false;
   size_t errors_ = 0;
   bool stopped_ = false;
 };
@@ -194,18 +236,18 @@ std::optional<uint64_t> Parser::parse_uint(std::string_view what) {
   return v;
 }
 
-Module Parser::run() {
-  Module m;
-  while (!at_eof() && !stopped_) parse_top_item(m);
-  return m;
+void Parser::run() {
+  Building<TopItem> items(items_);
+  while (!at_eof() && !stopped_) parse_top_item(items);
+  m_.items = items.finish(arena_);
 }
 
-void Parser::parse_top_item(Module& m) {
+void Parser::parse_top_item(Building<TopItem>& items) {
   const Token& t = peek();
   SourceLoc loc = t.loc;
   if (t.kind == Tok::raw) {
     Token r = take();
-    m.items.push_back({Directive{"@@DWARF", {std::string(r.text)}, {}, loc}});
+    items.push({Directive{"@@DWARF", one(r.text), {}, loc}});
     return;
   }
   if (t.kind == Tok::bad) {
@@ -227,22 +269,16 @@ void Parser::parse_top_item(Module& m) {
     return;
   }
   std::string_view d = t.text;
-  if (d == ".version" || d == ".target" || d == ".address_size") {
-    m.items.push_back({parse_header_directive()});
-    return;
-  }
-  if (d == ".file") return m.items.push_back({parse_file(take())});
-  if (d == ".section") return m.items.push_back({parse_section(take())});
-  if (d == ".pragma" || d == ".alias") return m.items.push_back({parse_words_until_semicolon(take())});
-  if (d == ".loc") return m.items.push_back({parse_loc(take())});
-  std::vector<std::string> linkage;
-  while (peek().kind == Tok::directive && is_linkage(peek().text)) linkage.emplace_back(take().text);
+  if (d == ".version" || d == ".target" || d == ".address_size") return items.push({parse_header_directive()});
+  if (d == ".file") return items.push({parse_file(take())});
+  if (d == ".section") return items.push({parse_section(take())});
+  if (d == ".pragma" || d == ".alias") return items.push({parse_words_until_semicolon(take())});
+  if (d == ".loc") return items.push({parse_loc(take())});
+  Building<Text> linkage(linkage_);
+  while (peek().kind == Tok::directive && is_linkage(peek().text)) linkage.push(take().text);
   const Token& n = peek();
-  if (n.is_dir(".entry") || n.is_dir(".func")) return parse_function(m, std::move(linkage));
-  if (n.kind == Tok::directive && (is_state_space(n.text))) {
-    m.items.push_back({parse_var_decl(std::move(linkage), loc)});
-    return;
-  }
+  if (n.is_dir(".entry") || n.is_dir(".func")) return parse_function(items, linkage);
+  if (n.kind == Tok::directive && (is_state_space(n.text))) return items.push({parse_var_decl(linkage, loc)});
   error_at(n, fmt::format("unknown module-level directive {}", unexpected(n)),
            "expected .version, .target, .address_size, .entry, .func, or a .global/.const/.shared variable");
   take();
@@ -251,129 +287,165 @@ void Parser::parse_top_item(Module& m) {
 
 Directive Parser::parse_header_directive() {
   Token name = take();
-  Directive d{std::string(name.text), {}, {}, name.loc};
+  Directive d{name.text, {}, {}, name.loc};
   if (name.text == ".version") {
     const Token& v = peek();
-    if (v.kind == Tok::floating || v.kind == Tok::integer) d.args.emplace_back(take().text);
+    if (v.kind == Tok::floating || v.kind == Tok::integer) d.args = one(take().text);
     else error_at(v, fmt::format("expected a version number such as 8.0 after .version, found {}", unexpected(v)));
   } else if (name.text == ".address_size") {
-    if (auto v = parse_uint("address size")) d.args.push_back(std::to_string(*v));
+    if (auto v = parse_uint("address size")) d.args = one(m_.keep(std::to_string(*v)));
   } else {  // .target a, b, c
+    Building<Text> args(words_);
     while (true) {
       const Token& t = peek();
       if (t.kind != Tok::ident) {
         error_at(t, fmt::format("expected a target name such as sm_90a, found {}", unexpected(t)));
         break;
       }
-      d.args.emplace_back(take().text);
+      args.push(take().text);
       if (!accept(',')) break;
     }
+    d.args = args.finish(arena_);
   }
   return d;
 }
 
 Directive Parser::parse_words_until_semicolon(Token name) {
-  Directive d{std::string(name.text), {}, {}, name.loc};
-  while (!at_eof() && !peek().is(';') && !peek().is('}')) d.args.emplace_back(take().text);
+  Directive d{name.text, {}, {}, name.loc};
+  Building<Text> args(words_);
+  while (!at_eof() && !peek().is(';') && !peek().is('}')) args.push(take().text);
+  d.args = args.finish(arena_);
   if (!accept(';')) expect(';', fmt::format("'{}'", name.text));
   return d;
 }
 
 Directive Parser::parse_loc(Token name) {
-  Directive d{std::string(name.text), {}, {}, name.loc};
+  Directive d{name.text, {}, {}, name.loc};
+  Building<Text> args(words_);
+  auto done = [&] {
+    d.args = args.finish(arena_);
+    return d;
+  };
   for (int i = 0; i < 3; ++i) {
     if (peek().kind != Tok::integer) {
       error_at(peek(), fmt::format(".loc takes file, line and column numbers, found {}", unexpected(peek())));
-      return d;
+      return done();
     }
-    d.args.emplace_back(take().text);
+    args.push(take().text);
   }
   while (peek().is(',')) {
-    d.args.emplace_back(take().text);
+    args.push(take().text);
     if (peek().kind != Tok::ident) {
       error_at(peek(), "expected function_name or inlined_at after ',' in .loc");
-      return d;
+      return done();
     }
     Token kw = take();
-    d.args.emplace_back(kw.text);
+    args.push(kw.text);
     if (kw.text == "inlined_at") {
-      for (int i = 0; i < 3 && peek().kind == Tok::integer; ++i) d.args.emplace_back(take().text);
+      for (int i = 0; i < 3 && peek().kind == Tok::integer; ++i) args.push(take().text);
     } else {
-      if (peek().kind == Tok::ident) d.args.emplace_back(take().text);
+      if (peek().kind == Tok::ident) args.push(take().text);
       while (peek().is('+') && peek(1).kind == Tok::integer) {
-        d.args.emplace_back(take().text);
-        d.args.emplace_back(take().text);
+        args.push(take().text);
+        args.push(take().text);
       }
     }
   }
-  return d;
+  return done();
 }
 
 Directive Parser::parse_file(Token name) {
-  Directive d{std::string(name.text), {}, {}, name.loc};
+  Directive d{name.text, {}, {}, name.loc};
+  Building<Text> args(words_);
   if (peek().kind != Tok::integer) {
     error_at(peek(), fmt::format("expected a file number after .file, found {}", unexpected(peek())));
     skip_statement();
     return d;
   }
-  d.args.emplace_back(take().text);
+  args.push(take().text);
   if (peek().kind != Tok::string) {
     error_at(peek(), fmt::format("expected a quoted file name after .file, found {}", unexpected(peek())));
+    d.args = args.finish(arena_);
     return d;
   }
-  d.args.emplace_back(take().text);
+  args.push(take().text);
   while (peek().is(',') && peek(1).kind == Tok::integer) {
-    d.args.emplace_back(take().text);
-    d.args.emplace_back(take().text);
+    args.push(take().text);
+    args.push(take().text);
   }
+  d.args = args.finish(arena_);
   return d;
 }
 
-// .section .debug_info { .b32 12 ... label: ... } — kept as words, one entry per line.
+// .section .debug_info { .b32 12 ... label: ... } — kept as one text per line.
 Directive Parser::parse_section(Token name) {
-  Directive d{std::string(name.text), {}, {}, name.loc};
-  while (!at_eof() && !peek().is('{')) d.args.emplace_back(take().text);
+  Directive d{name.text, {}, {}, name.loc};
+  {
+    Building<Text> args(words_);
+    while (!at_eof() && !peek().is('{')) args.push(take().text);
+    d.args = args.finish(arena_);
+  }
   if (!expect('{', "to open the .section body")) {
     skip_statement();
     return d;
   }
+  Building<Text> body(words_);
   uint32_t line = 0;
+  const char* begin = nullptr;
+  const char* end = nullptr;
+  auto flush = [&] {
+    if (begin) body.push(Text(begin, static_cast<size_t>(end - begin)));
+  };
   while (!at_eof() && !peek().is('}')) {
-    Token t = take();
-    if (t.loc.line != line || d.body.empty()) {
-      d.body.emplace_back();
+    const Token& t = peek();
+    if (t.loc.line != line || !begin) {
+      flush();
+      begin = t.text.data();
       line = t.loc.line;
+      // Most lines of a debug section (".b8 1,2,3") are plain words and numbers: take such a
+      // line whole instead of token by token.
+      if (!has_next_ && t.kind != Tok::bad && lex_.take_plain_lines(t.text.data(), body.stack())) {
+        begin = nullptr;
+        cur_ = lex_.next();
+        continue;
+      }
     }
-    d.body.back().emplace_back(t.text);
+    end = t.text.data() + t.text.size();
+    take();
   }
+  flush();
+  d.body = body.finish(arena_);
   expect('}', "to close the .section body");
   return d;
 }
 
 Directive Parser::parse_perf_directive(Token name) {
   if (name.text == ".pragma") return parse_words_until_semicolon(name);
-  Directive d{std::string(name.text), {}, {}, name.loc};
-  while (peek().kind == Tok::integer || peek().is(',')) d.args.emplace_back(take().text);
+  Directive d{name.text, {}, {}, name.loc};
+  Building<Text> args(words_);
+  while (peek().kind == Tok::integer || peek().is(',')) args.push(take().text);
+  d.args = args.finish(arena_);
   return d;
 }
 
-std::vector<std::string> Parser::parse_attribute_words() {
-  // .attribute( .managed ) / .attribute(.unified(0x1, 0x2)): kept verbatim.
-  std::vector<std::string> words;
-  words.emplace_back(take().text);
-  if (!peek().is('(')) return words;
+// .attribute( .managed ) / .attribute(.unified(0x1, 0x2)): kept verbatim.
+void Parser::parse_attribute_words(Building<Text>& words) {
+  words.push(take().text);
+  if (!peek().is('(')) return;
   int depth = 0;
   while (!at_eof()) {
     Token t = take();
-    words.emplace_back(t.text);
+    words.push(t.text);
     if (t.is('(')) ++depth;
     if (t.is(')') && --depth == 0) break;
   }
-  return words;
 }
 
-bool Parser::parse_decl_specs(VarDecl& d, bool in_param) {
+// Linkage words are accepted among the specifiers only where `linkage` is given (not in
+// parameter lists).
+bool Parser::parse_decl_specs(VarDecl& d, Building<Text>* linkage) {
   bool after_ptr = false;
+  Building<Text> attrs(words_);
   while (peek().kind == Tok::directive) {
     std::string_view w = peek().text;
     if (w == ".align") {
@@ -386,24 +458,25 @@ bool Parser::parse_decl_specs(VarDecl& d, bool in_param) {
       d.ptr = true;
       after_ptr = true;
     } else if (w == ".attribute") {
-      auto words = parse_attribute_words();
-      d.attrs.insert(d.attrs.end(), words.begin(), words.end());
+      parse_attribute_words(attrs);
     } else if (w == ".v2" || w == ".v4" || w == ".v8") {
       take();
       d.vec = static_cast<uint32_t>(w[2] - '0');
     } else if (is_state_space(w) || w == ".generic") {
       Token t = take();
-      if (after_ptr) d.ptr_space = std::string(t.text);
-      else if (d.space.empty()) d.space = std::string(t.text);
+      if (after_ptr) d.ptr_space = t.text;
+      else if (d.space.empty()) d.space = t.text;
       else error_at(t, fmt::format("a declaration has one state space; '{}' follows '{}'", t.text, d.space));
-    } else if (is_linkage(w) && !in_param) {
-      d.linkage.emplace_back(take().text);
+    } else if (is_linkage(w) && linkage) {
+      linkage->push(take().text);
     } else if (d.type.empty()) {
-      d.type = std::string(take().text);
+      d.type = take().text;
     } else {
       break;
     }
   }
+  d.attrs = attrs.finish(arena_);
+  if (linkage) d.linkage = linkage->finish(arena_);
   if (d.type.empty()) {
     error_at(peek(), fmt::format("expected a type such as .b32 or .u64 in the declaration, found {}", unexpected(peek())));
     return false;
@@ -420,7 +493,7 @@ bool Parser::parse_declarator(Declarator& out, bool allow_init) {
     return false;
   }
   Token name = take();
-  out.name = std::string(name.text);
+  out.name = name.text;
   out.loc = name.loc;
   if (accept('<')) {
     auto n = parse_uint("register count");
@@ -428,19 +501,25 @@ bool Parser::parse_declarator(Declarator& out, bool allow_init) {
     out.range = static_cast<uint32_t>(*n);
     if (!expect('>', "to close the register range")) return false;
   }
-  while (accept('[')) {
-    if (accept(']')) {
-      out.dims.push_back(std::nullopt);
-      continue;
+  if (peek().is('[')) {
+    Building<std::optional<uint64_t>> dims(dims_);
+    while (accept('[')) {
+      if (accept(']')) {
+        dims.push(std::nullopt);
+        continue;
+      }
+      auto n = parse_uint("array size");
+      if (!n) return false;
+      dims.push(*n);
+      if (!expect(']', "to close the array size")) return false;
     }
-    auto n = parse_uint("array size");
-    if (!n) return false;
-    out.dims.push_back(*n);
-    if (!expect(']', "to close the array size")) return false;
+    out.dims = dims.finish(arena_);
   }
   if (allow_init && accept('=')) {
     try {
-      out.init = parse_operand(false, 0);
+      Operand* init = arena_.allocate_array<Operand>(1);
+      new (init) Operand(parse_operand(false, 0));
+      out.init = Opt<Operand>(init);
     } catch (const Resync&) {
       return false;
     }
@@ -448,56 +527,59 @@ bool Parser::parse_declarator(Declarator& out, bool allow_init) {
   return true;
 }
 
-VarDecl Parser::parse_var_decl(std::vector<std::string> linkage, SourceLoc loc) {
+VarDecl Parser::parse_var_decl(Building<Text>& linkage, SourceLoc loc) {
   VarDecl d;
-  d.linkage = std::move(linkage);
   d.loc = loc;
-  if (!parse_decl_specs(d, false)) {
+  if (!parse_decl_specs(d, &linkage)) {
     skip_statement();
     return d;
   }
+  Building<Declarator> names(declarators_);
   do {
     Declarator decl;
     if (!parse_declarator(decl, true)) {
+      d.names = names.finish(arena_);
       skip_statement();
       return d;
     }
-    d.names.push_back(std::move(decl));
+    names.push(decl);
   } while (accept(','));
+  d.names = names.finish(arena_);
   expect(';', "declaration");
   return d;
 }
 
-std::vector<VarDecl> Parser::parse_param_list() {
-  std::vector<VarDecl> params;
+List<VarDecl> Parser::parse_param_list() {
+  Building<VarDecl> params(params_);
   take();  // (
-  if (accept(')')) return params;
+  if (accept(')')) return {};
   while (!at_eof()) {
     VarDecl p;
     p.loc = peek().loc;
-    if (!parse_decl_specs(p, true)) break;
+    if (!parse_decl_specs(p, nullptr)) break;
     Declarator decl;
     if (!parse_declarator(decl, false)) break;
-    p.names.push_back(std::move(decl));
-    params.push_back(std::move(p));
+    p.names = one(decl);
+    params.push(p);
     if (accept(',')) continue;
-    if (accept(')')) return params;
+    if (accept(')')) return params.finish(arena_);
     error_at(peek(), fmt::format("expected ',' or ')' in the parameter list, found {}", unexpected(peek())));
     break;
   }
   // Resynchronise at the closing parenthesis.
   while (!at_eof() && !peek().is(')') && !peek().is('{') && !peek().is(';')) take();
   accept(')');
-  return params;
+  return params.finish(arena_);
 }
 
-void Parser::parse_function(Module& m, std::vector<std::string> linkage) {
+void Parser::parse_function(Building<TopItem>& items, Building<Text>& linkage) {
   Function f;
-  f.linkage = std::move(linkage);
+  f.linkage = linkage.finish(arena_);
   f.is_entry = take().text == ".entry";
-  while (peek().is_dir(".attribute")) {
-    auto w = parse_attribute_words();
-    f.attrs.insert(f.attrs.end(), w.begin(), w.end());
+  if (peek().is_dir(".attribute")) {
+    Building<Text> attrs(words_);
+    while (peek().is_dir(".attribute")) parse_attribute_words(attrs);
+    f.attrs = attrs.finish(arena_);
   }
   if (!f.is_entry && peek().is('(')) {
     f.has_ret_list = true;
@@ -509,13 +591,17 @@ void Parser::parse_function(Module& m, std::vector<std::string> linkage) {
     return;
   }
   Token name = take();
-  f.name = std::string(name.text);
+  f.name = name.text;
   f.loc = name.loc;
   if (peek().is('(')) {
     f.has_param_list = true;
     f.params = parse_param_list();
   }
-  while (peek().kind == Tok::directive && is_perf_directive(peek().text)) f.perf.push_back(parse_perf_directive(take()));
+  if (peek().kind == Tok::directive && is_perf_directive(peek().text)) {
+    Building<Directive> perf(directives_);
+    while (peek().kind == Tok::directive && is_perf_directive(peek().text)) perf.push(parse_perf_directive(take()));
+    f.perf = perf.finish(arena_);
+  }
   if (peek().is('{')) {
     f.body = parse_block(0);
   } else if (!accept(';')) {
@@ -523,7 +609,7 @@ void Parser::parse_function(Module& m, std::vector<std::string> linkage) {
                                  f.name, unexpected(peek())));
     skip_statement();
   }
-  m.items.push_back({std::move(f)});
+  items.push({f});
 }
 
 void Parser::skip_balanced_braces() {
@@ -544,19 +630,23 @@ Block Parser::parse_block(int depth) {
     return b;
   }
   take();  // {
-  if (depth == 0) b.stmts.reserve(64);  // function bodies: skip the first few regrowths
+  Building<Statement> stmts(statements_);
   while (!at_eof() && !stopped_) {
-    if (accept('}')) return b;
-    if (!parse_statement(b, depth)) continue;
+    if (accept('}')) {
+      b.stmts = stmts.finish(arena_);
+      return b;
+    }
+    if (!parse_statement(stmts, depth)) continue;
   }
+  b.stmts = stmts.finish(arena_);
   if (!stopped_) error(b.loc, "unterminated block: '{' has no matching '}'", "add the missing '}'");
   return b;
 }
 
-bool Parser::parse_statement(Block& b, int depth) {
+bool Parser::parse_statement(Building<Statement>& b, int depth) {
   const Token& t = peek();
   if (t.is('{')) {
-    b.stmts.push_back({parse_block(depth + 1)});
+    b.push({parse_block(depth + 1)});
     return true;
   }
   if (t.is(';')) {
@@ -571,20 +661,20 @@ bool Parser::parse_statement(Block& b, int depth) {
   if (t.kind == Tok::ident && peek(1).is(':')) {
     Token name = take();
     take();
-    b.stmts.push_back({Label{std::string(name.text), name.loc}});
+    b.push({Label{name.text, name.loc}});
     return true;
   }
   if (t.kind == Tok::directive) {
     std::string_view d = t.text;
     SourceLoc loc = t.loc;
-    if (d == ".loc") return b.stmts.push_back({parse_loc(take())}), true;
+    if (d == ".loc") return b.push({parse_loc(take())}), true;
     if (d == ".pragma" || d == ".branchtargets" || d == ".callprototype" || d == ".calltargets")
-      return b.stmts.push_back({parse_words_until_semicolon(take())}), true;
-    if (d == ".file") return b.stmts.push_back({parse_file(take())}), true;
+      return b.push({parse_words_until_semicolon(take())}), true;
+    if (d == ".file") return b.push({parse_file(take())}), true;
     if (is_state_space(d) || is_linkage(d)) {
-      std::vector<std::string> linkage;
-      while (peek().kind == Tok::directive && is_linkage(peek().text)) linkage.emplace_back(take().text);
-      b.stmts.push_back({parse_var_decl(std::move(linkage), loc)});
+      Building<Text> linkage(linkage_);
+      while (peek().kind == Tok::directive && is_linkage(peek().text)) linkage.push(take().text);
+      b.push({parse_var_decl(linkage, loc)});
       return true;
     }
     error_at(t, fmt::format("unexpected directive {} in a function body", unexpected(t)),
@@ -605,8 +695,8 @@ bool Parser::parse_statement(Block& b, int depth) {
       skip_statement();
       return false;
     }
-    g.reg = std::string(take().text);
-    guard = std::move(g);
+    g.reg = take().text;
+    guard = g;
   }
   if (peek().kind != Tok::ident) {
     error_at(peek(), fmt::format("expected an instruction, found {}", unexpected(peek())));
@@ -614,21 +704,22 @@ bool Parser::parse_statement(Block& b, int depth) {
     skip_statement();
     return false;
   }
-  // Built in place: an Instruction is large, and moving it twice per line shows in profiles.
-  auto& stmt = b.stmts.emplace_back(Statement{Instruction{}});
-  parse_instruction(std::get<Instruction>(stmt.node), std::move(guard));
+  Instruction ins;
+  ins.guard = guard;
+  parse_instruction(ins);
+  b.push({ins});
   return true;
 }
 
-void Parser::parse_instruction(Instruction& ins, std::optional<Guard> guard) {
-  ins.guard = std::move(guard);
+void Parser::parse_instruction(Instruction& ins) {
   Token op = take();
-  ins.opcode = std::string(op.text);
+  ins.opcode = op.text;
   ins.loc = op.loc;
-  // One allocation each for the usual sizes instead of regrowing at 1, 2 and 4.
-  ins.mods.reserve(4);
-  ins.operands.reserve(4);
-  while (peek().kind == Tok::directive) ins.mods.emplace_back(take().text);
+  if (peek().kind == Tok::directive) {
+    Building<Text> mods(words_);
+    while (peek().kind == Tok::directive) mods.push(take().text);
+    ins.mods = mods.finish(arena_);
+  }
   bool in_call = ins.opcode == "call";
   // "ret\n exit;": an operand on a later line that looks like the next statement means the
   // ';' is missing, not that the next word is an operand.
@@ -636,10 +727,12 @@ void Parser::parse_instruction(Instruction& ins, std::optional<Guard> guard) {
   bool next_statement = first.loc.line > op.loc.line &&
                         (first.is('@') || (first.kind == Tok::ident && (peek(1).is(':') || is_known_opcode(first.text))));
   if (!next_statement && !peek().is(';') && !peek().is('}') && !at_eof()) {
+    Building<Operand> operands(operands_);
     while (true) {
       try {
-        ins.operands.push_back(parse_operand(in_call, 0));
+        operands.push(parse_operand(in_call, 0));
       } catch (const Resync&) {
+        ins.operands = operands.finish(arena_);
         skip_statement();
         return;
       }
@@ -648,19 +741,20 @@ void Parser::parse_instruction(Instruction& ins, std::optional<Guard> guard) {
       // Two operands with no comma between them on one line, or a missing ';' before the next line.
       const Token& n = peek();
       if (n.loc.line == last_.loc.line && !n.is('}') && n.kind != Tok::eof) {
+        ins.operands = operands.finish(arena_);
         error_at(n, fmt::format("expected ',' or ';' after operand of '{}', found {}", ins.full_opcode(), unexpected(n)));
         skip_statement();
         return;
       }
       break;
     }
+    ins.operands = operands.finish(arena_);
   }
   // The message is only built when the ';' is missing: formatting it for every line cost 5%.
   if (!accept(';') && !expect(';', fmt::format("'{}'", ins.full_opcode()))) {
     // Not consumed: the next statement starts here. Only skip if we are stuck on the same line.
     if (peek().loc.line == last_.loc.line && !peek().is('}')) skip_statement();
   }
-  return;
 }
 
 Operand Parser::parse_operand(bool in_call, int depth) {
@@ -675,13 +769,18 @@ Operand Parser::parse_operand(bool in_call, int depth) {
     take();
     o.kind = kind;
     if (accept(close)) return;
+    Building<Operand> elems(operands_);
     while (!at_eof()) {
-      o.elems.push_back(parse_operand(in_call, depth + 1));
+      elems.push(parse_operand(in_call, depth + 1));
       if (accept(',')) continue;
-      if (accept(close)) return;
+      if (accept(close)) {
+        o.elems = elems.finish(arena_);
+        return;
+      }
       error_at(peek(), fmt::format("expected ',' or '{}' in {}, found {}", close, what, unexpected(peek())));
       throw Resync{};
     }
+    o.elems = elems.finish(arena_);
   };
   if (t.is('{')) {
     parse_list('}', Operand::Kind::vector, "a vector operand");
@@ -728,24 +827,30 @@ Expr Parser::parse_expr(int depth, int min_prec) {
     if (prec < 0 || prec < min_prec) break;
     Token o = take();
     Expr rhs = parse_expr(depth + 1, prec + 1);
+    Expr* args = arena_.allocate_array<Expr>(2);
+    new (&args[0]) Expr(lhs);
+    new (&args[1]) Expr(rhs);
     Expr bin;
     bin.kind = Expr::Kind::binary;
-    bin.text = std::string(o.text);
+    bin.text = o.text;
     bin.loc = lhs.loc;
-    bin.args.push_back(std::move(lhs));
-    bin.args.push_back(std::move(rhs));
-    lhs = std::move(bin);
+    bin.args = List<Expr>(args, 2);
+    lhs = bin;
   }
   if (min_prec == 0 && peek().is('?')) {
     take();
     Expr a = parse_expr(depth + 1);
     expect(':', "in a conditional expression");
     Expr b = parse_expr(depth + 1);
+    Expr* args = arena_.allocate_array<Expr>(3);
+    new (&args[0]) Expr(lhs);
+    new (&args[1]) Expr(a);
+    new (&args[2]) Expr(b);
     Expr c;
     c.kind = Expr::Kind::ternary;
     c.text = "?";
     c.loc = lhs.loc;
-    c.args = {std::move(lhs), std::move(a), std::move(b)};
+    c.args = List<Expr>(args, 3);
     return c;
   }
   return lhs;
@@ -761,12 +866,17 @@ Expr Parser::parse_unary(int depth) {
     Token op = take();
     Expr e;
     e.kind = Expr::Kind::unary;
-    e.text = std::string(op.text);
+    e.text = op.text;
     e.loc = op.loc;
-    e.args.push_back(parse_unary(depth + 1));
+    e.args = one(parse_unary(depth + 1));
     return e;
   }
   return parse_primary(depth);
+}
+
+bool is_component(std::string_view d) {
+  return d.size() == 2 && (d[1] == 'x' || d[1] == 'y' || d[1] == 'z' || d[1] == 'w' || d[1] == 'r' || d[1] == 'g' ||
+                           d[1] == 'b' || d[1] == 'a');
 }
 
 Expr Parser::parse_primary(int depth) {
@@ -774,23 +884,26 @@ Expr Parser::parse_primary(int depth) {
   Expr e;
   e.loc = t.loc;
   switch (t.kind) {
-    case Tok::integer: e.kind = Expr::Kind::integer; e.text = std::string(take().text); return e;
-    case Tok::floating: e.kind = Expr::Kind::floating; e.text = std::string(take().text); return e;
-    case Tok::string: e.kind = Expr::Kind::string; e.text = std::string(take().text); return e;
+    case Tok::integer: e.kind = Expr::Kind::integer; e.text = take().text; return e;
+    case Tok::floating: e.kind = Expr::Kind::floating; e.text = take().text; return e;
+    case Tok::string: e.kind = Expr::Kind::string; e.text = take().text; return e;
     case Tok::ident: {
       e.kind = Expr::Kind::name;
-      e.text = std::string(take().text);
-      // %tid.x, %ctaid.y: a special register's component.
-      while (peek().kind == Tok::directive && (peek().text == ".x" || peek().text == ".y" || peek().text == ".z" ||
-                                               peek().text == ".w" || peek().text == ".r" || peek().text == ".g" ||
-                                               peek().text == ".b" || peek().text == ".a"))
-        e.text += take().text;
+      e.text = take().text;
+      // %tid.x, %ctaid.y: a special register's component, one name with it.
+      while (peek().kind == Tok::directive && is_component(peek().text)) {
+        Text c = take().text;
+        if (c.data() == e.text.data() + e.text.size()) e.text = Text(e.text.data(), e.text.size() + c.size());
+        else e.text = m_.keep(std::string(e.text) + std::string(c));
+      }
       if (peek().is('(') && (e.text == "generic" || e.text == "mask")) {
         take();
         e.kind = Expr::Kind::call;
         if (!peek().is(')')) {
-          do e.args.push_back(parse_expr(depth + 1));
+          Building<Expr> args(exprs_);
+          do args.push(parse_expr(depth + 1));
           while (accept(','));
+          e.args = args.finish(arena_);
         }
         expect(')', fmt::format("to close '{}('", e.text));
       }
@@ -801,7 +914,7 @@ Expr Parser::parse_primary(int depth) {
   if (t.is('(')) {
     take();
     e.kind = Expr::Kind::paren;
-    e.args.push_back(parse_expr(depth + 1));
+    e.args = one(parse_expr(depth + 1));
     if (!accept(')')) {
       error_at(peek(), fmt::format("expected ')' to close '(', found {}", unexpected(peek())));
       throw Resync{};
@@ -817,8 +930,12 @@ Expr Parser::parse_primary(int depth) {
 }  // namespace
 
 Module parse(std::string_view text, Diagnostics& diags, const ParseOptions& opts) {
-  Parser p(text, diags, opts);
-  return p.run();
+  Module m;
+  // The module keeps its own copy of the source: every name in the tree is a view into it.
+  Text source = m.keep(text);
+  Parser p(m, source, diags, opts);
+  p.run();
+  return m;
 }
 
 }  // namespace ptxforge::ptx

@@ -92,7 +92,7 @@ TEST(Parser, KeepsStructureOfOperands) {
   auto& f = std::get<Function>(m.items.back().node);
   auto& ins = std::get<Instruction>(f.body->stmts[1].node);
   EXPECT_EQ(ins.opcode, "ld");
-  EXPECT_EQ(ins.mods, (std::vector<std::string>{".shared", ".v2", ".u32"}));
+  EXPECT_EQ(std::vector<std::string>(ins.mods.begin(), ins.mods.end()), (std::vector<std::string>{".shared", ".v2", ".u32"}));
   ASSERT_EQ(ins.operands.size(), 2u);
   EXPECT_EQ(ins.operands[0].kind, Operand::Kind::vector);
   EXPECT_EQ(ins.operands[1].kind, Operand::Kind::address);

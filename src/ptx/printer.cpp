@@ -61,9 +61,9 @@ void print_operand(std::string& out, const Operand& o) {
 }
 
 // Words of a kept-verbatim directive, spaced so they read naturally and lex back the same.
-void print_words(std::string& out, const std::vector<std::string>& words) {
+void print_words(std::string& out, const List<Text>& words) {
   for (size_t i = 0; i < words.size(); ++i) {
-    const std::string& w = words[i];
+    Text w = words[i];
     bool tight_before = w == "," || w == ")" || w == ";" || w == "]" || (w == "(" && i > 0 && words[i - 1] != ",");
     bool prev_open = i > 0 && (words[i - 1] == "(" || words[i - 1] == "[");
     if (i > 0 && !tight_before && !prev_open) out += ' ';
@@ -73,12 +73,18 @@ void print_words(std::string& out, const std::vector<std::string>& words) {
 
 void print_directive(std::string& out, const Directive& d, const std::string& indent) {
   if (d.name == "@@DWARF") {
-    out += indent + d.args[0] + "\n";
+    out += indent;
+    out += d.args[0];
+    out += '\n';
     return;
   }
-  out += indent + d.name;
+  out += indent;
+  out += d.name;
   if (d.name == ".target") {
-    for (size_t i = 0; i < d.args.size(); ++i) out += (i ? ", " : " ") + d.args[i];
+    for (size_t i = 0; i < d.args.size(); ++i) {
+      out += i ? ", " : " ";
+      out += d.args[i];
+    }
     out += '\n';
     return;
   }
@@ -92,8 +98,9 @@ void print_directive(std::string& out, const Directive& d, const std::string& in
   if (d.name == ".section") {
     out += "\n" + indent + "{\n";
     for (auto& line : d.body) {
-      out += indent + "\t";
-      print_words(out, line);
+      out += indent;
+      out += '\t';
+      out += line;
       out += '\n';
     }
     out += indent + "}";
@@ -103,7 +110,7 @@ void print_directive(std::string& out, const Directive& d, const std::string& in
 
 void print_decl_specs(std::string& out, const VarDecl& d) {
   bool first = true;
-  auto word = [&](const std::string& w) {
+  auto word = [&](std::string_view w) {
     if (!first) out += ' ';
     out += w;
     first = false;
@@ -165,7 +172,9 @@ void print_block(std::string& out, const Block& b, const std::string& indent) {
             print_instruction(out, n);
             out += '\n';
           } else if constexpr (std::is_same_v<T, Label>) {
-            out += indent.substr(0, indent.size() - 1) + n.name + ":\n";
+            out.append(indent, 0, indent.size() - 1);
+            out += n.name;
+            out += ":\n";
           } else if constexpr (std::is_same_v<T, VarDecl>) {
             out += indent;
             print_var_decl(out, n);
@@ -181,7 +190,7 @@ void print_block(std::string& out, const Block& b, const std::string& indent) {
   out += indent.substr(0, indent.size() - 1) + "}\n";
 }
 
-void print_param_list(std::string& out, const std::vector<VarDecl>& params, bool multiline) {
+void print_param_list(std::string& out, const List<VarDecl>& params, bool multiline) {
   out += "(";
   for (size_t i = 0; i < params.size(); ++i) {
     out += multiline ? "\n\t" : (i ? " " : "");
@@ -192,7 +201,10 @@ void print_param_list(std::string& out, const std::vector<VarDecl>& params, bool
 }
 
 void print_function(std::string& out, const Function& f) {
-  for (auto& l : f.linkage) out += l + " ";
+  for (auto& l : f.linkage) {
+    out += l;
+    out += ' ';
+  }
   out += f.is_entry ? ".entry" : ".func";
   if (!f.attrs.empty()) {
     out += ' ';
@@ -202,7 +214,8 @@ void print_function(std::string& out, const Function& f) {
     out += ' ';
     print_param_list(out, f.rets, false);
   }
-  out += ' ' + f.name;
+  out += ' ';
+  out += f.name;
   if (f.has_param_list) print_param_list(out, f.params, f.params.size() > 1);
   out += '\n';
   for (auto& p : f.perf) print_directive(out, p, "");

@@ -24,9 +24,10 @@ Directive* find_directive(Module& m, std::string_view name) {
 }
 
 // Puts a header directive where it belongs: .version first, .target second, .address_size third.
-void set_directive(Module& m, const std::string& name, std::vector<std::string> args) {
+void set_directive(Module& m, std::string_view name, const std::vector<std::string>& args) {
+  List<Text> words = m.keep_words(args);
   if (Directive* d = find_directive(m, name)) {
-    d->args = std::move(args);
+    d->args = words;
     return;
   }
   size_t pos = 0;
@@ -35,7 +36,9 @@ void set_directive(Module& m, const std::string& name, std::vector<std::string> 
       if (auto* d = std::get_if<Directive>(&m.items[i].node);
           d && (d->name == ".version" || (name == ".address_size" && d->name == ".target")))
         pos = i + 1;
-  m.items.insert(m.items.begin() + static_cast<std::ptrdiff_t>(pos), TopItem{Directive{name, std::move(args), {}, {}}});
+  std::vector<TopItem> items(m.items.begin(), m.items.end());
+  items.insert(items.begin() + static_cast<std::ptrdiff_t>(pos), TopItem{Directive{m.keep(name), words, {}, {}}});
+  m.items = m.keep(items);
 }
 
 }  // namespace
@@ -123,7 +126,7 @@ bool rewrite_header(Module& m, const HeaderChange& change, Diagnostics& diags) {
       auto names = m.target_names();
       for (size_t i = 1; i < names.size(); ++i) args.push_back(names[i]);
     }
-    set_directive(m, ".target", std::move(args));
+    set_directive(m, ".target", args);
   }
   if (!find_directive(m, ".address_size")) set_directive(m, ".address_size", {"64"});
   return true;

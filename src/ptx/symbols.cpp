@@ -5,11 +5,11 @@
 
 namespace ptxforge::ptx {
 
-const SymbolInfo* Scope::add(const std::string& name, SymbolInfo info) {
+const SymbolInfo* Scope::add(std::string_view name, SymbolInfo info) {
   auto [it, inserted] = names_.emplace(name, info);
   if (!inserted) return &it->second;
   for (auto& r : ranges_)
-    if (name.size() > r.prefix.size() && name.compare(0, r.prefix.size(), r.prefix) == 0) {
+    if (name.size() > r.prefix.size() && name.substr(0, r.prefix.size()) == r.prefix) {
       std::string_view digits(name.data() + r.prefix.size(), name.size() - r.prefix.size());
       if (uint64_t idx = 0; digits.find_first_not_of("0123456789") == std::string_view::npos &&
                             std::from_chars(digits.data(), digits.data() + digits.size(), idx).ec == std::errc() &&
@@ -19,7 +19,7 @@ const SymbolInfo* Scope::add(const std::string& name, SymbolInfo info) {
   return nullptr;
 }
 
-void Scope::add_range(const std::string& prefix, uint32_t count, SymbolInfo info) {
+void Scope::add_range(std::string_view prefix, uint32_t count, SymbolInfo info) {
   ranges_.push_back({prefix, count, info});
 }
 

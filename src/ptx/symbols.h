@@ -33,14 +33,15 @@ struct StringHash {
 class Scope {
  public:
   // Adds a name; returns the earlier declaration when the name is already in this scope.
-  const SymbolInfo* add(const std::string& name, SymbolInfo info);
-  void add_range(const std::string& prefix, uint32_t count, SymbolInfo info);
+  // Names are views into the module, which outlives every scope.
+  const SymbolInfo* add(std::string_view name, SymbolInfo info);
+  void add_range(std::string_view prefix, uint32_t count, SymbolInfo info);
   const SymbolInfo* find(std::string_view name) const;
 
  private:
-  std::unordered_map<std::string, SymbolInfo, StringHash, std::equal_to<>> names_;
+  std::unordered_map<std::string_view, SymbolInfo> names_;
   struct Range {
-    std::string prefix;
+    std::string_view prefix;
     uint32_t count;
     SymbolInfo info;
   };

@@ -277,7 +277,7 @@ Status check_launch_spec(LaunchSpec& spec, const Task& task, const ptx::Module& 
   std::vector<std::string> entries;
   for (auto& item : module.items)
     if (auto* f = std::get_if<ptx::Function>(&item.node))
-      if (f->is_entry && f->body) entries.push_back(f->name);
+      if (f->is_entry && f->body) entries.emplace_back(f->name);
   for (auto& sc : spec.scratch) {
     if (task.find_param(sc.name)) return Error{at(file, sc.line, fmt::format("scratch '{}' has the name of a task parameter", sc.name))};
   }
