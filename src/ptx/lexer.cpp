@@ -222,6 +222,26 @@ struct PlainTable {
 constexpr PlainTable kPlain{};
 }  // namespace
 
+namespace {
+// How a token starts, for the common cases; the rest are sorted out one by one in next().
+enum StartClass : uint8_t { kStartOther, kStartWord, kStartSigil, kStartDot, kStartDigit, kStartPunct };
+struct StartTable {
+  StartClass v[256] = {};
+  constexpr StartTable() {
+    for (int c = 'a'; c <= 'z'; ++c) v[c] = kStartWord;
+    for (int c = 'A'; c <= 'Z'; ++c) v[c] = kStartWord;
+    v[int('_')] = kStartWord;
+    v[int('%')] = v[int('$')] = kStartSigil;
+    v[int('.')] = kStartDot;
+    for (int c = '0'; c <= '9'; ++c) v[c] = kStartDigit;
+    // Punctuation that never begins a two-character operator.
+    for (char c : {',', ';', ':', '{', '}', '[', ']', '(', ')', '+', '-', '*', '/', '~', '^', '?'})
+      v[static_cast<unsigned char>(c)] = kStartPunct;
+  }
+};
+constexpr StartTable kStart{};
+}  // namespace
+
 bool Lexer::take_plain_lines(const char* from, std::vector<std::string_view>& lines) {
   const char* s = src_.data();
   const size_t n = src_.size();
@@ -289,31 +309,40 @@ Token Lexer::next() {
   char c = s[pos_];
   auto peek = [&](size_t k) { return pos_ + k < n ? s[pos_ + k] : '\0'; };
 
-  if (is_alpha(c) || ((c == '_' || c == '$' || c == '%') && is_ident_char(peek(1)))) {
-    size_t e = pos_ + 1;
-    while (e < n && is_ident_char(s[e])) ++e;
-    pos_ = e;
-    return make(Tok::ident, start, loc);
-  }
-  if (c == '_') {  // the sink operand "_"
-    ++pos_;
-    return make(Tok::ident, start, loc);
-  }
-  if (c == '.' && (is_ident_char(peek(1)))) {
-    size_t e = pos_ + 1;
-    while (e < src_.size()) {
-      if (is_ident_char(src_[e])) {
-        ++e;
-      } else if (src_[e] == ':' && e + 2 < src_.size() && src_[e + 1] == ':' && is_ident_char(src_[e + 2])) {
-        e += 2;  // .shared::cta, .L2::cache_hint
-      } else {
-        break;
-      }
+  switch (kStart.v[static_cast<unsigned char>(c)]) {
+    case kStartSigil:  // %r1, $L__BB0_1; a lone '%' is the operator, a lone '$' is not PTX
+      if (!is_ident_char(peek(1))) break;
+      [[fallthrough]];
+    case kStartWord: {  // add, _Z3fooPf, and the sink "_"
+      size_t e = pos_ + 1;
+      while (e < n && is_ident_char(s[e])) ++e;
+      pos_ = e;
+      return make(Tok::ident, start, loc);
     }
-    pos_ = e;
-    return make(Tok::directive, start, loc);
+    case kStartPunct: {
+      ++pos_;
+      Token t = make(Tok::punct, start, loc);
+      t.punct = c;
+      return t;
+    }
+    case kStartDot: {  // .reg, .shared::cta, .L2::cache_hint
+      if (!is_ident_char(peek(1))) break;
+      size_t e = pos_ + 1;
+      while (e < n) {
+        if (is_ident_char(s[e])) {
+          ++e;
+        } else if (s[e] == ':' && e + 2 < n && s[e + 1] == ':' && is_ident_char(s[e + 2])) {
+          e += 2;
+        } else {
+          break;
+        }
+      }
+      pos_ = e;
+      return make(Tok::directive, start, loc);
+    }
+    case kStartDigit: return lex_number(start, loc);
+    default: break;
   }
-  if (is_digit(c)) return lex_number(start, loc);
   if (c == '"') {
     ++pos_;
     while (pos_ < src_.size() && src_[pos_] != '"' && src_[pos_] != '\n') {

@@ -54,6 +54,10 @@ class Parser {
   Parser(Module& m, std::string_view text, Diagnostics& diags, const ParseOptions& opts)
       : m_(m), arena_(m.arena()), lex_(text, diags), diags_(diags), opts_(opts) {
     cur_ = lex_.next();
+    // Room for the usual nesting, so the stacks do not regrow for every module.
+    words_.reserve(256);
+    operands_.reserve(64);
+    statements_.reserve(1024);
   }
 
   void run();
@@ -793,7 +797,16 @@ Operand Parser::parse_operand(bool in_call, int depth) {
     o.kind = Operand::Kind::sink;
   } else {
     o.kind = Operand::Kind::expr;
-    o.expr = parse_expr(depth);
+    const Token& after = peek(1);
+    if ((t.kind == Tok::ident || t.kind == Tok::integer) &&
+        (after.is(',') || after.is(';') || after.is(']') || after.is('}') || after.is(')'))) {
+      // Most operands are one register or number: no need for the expression parser.
+      o.expr.kind = t.kind == Tok::ident ? Expr::Kind::name : Expr::Kind::integer;
+      o.expr.loc = t.loc;
+      o.expr.text = take().text;
+    } else {
+      o.expr = parse_expr(depth);
+    }
   }
   return o;
 }

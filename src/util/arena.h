@@ -41,7 +41,14 @@ class Arena {
   T* copy_array(const T* p, size_t n) {
     static_assert(std::is_trivially_copyable_v<T>, "arena arrays are copied bytewise");
     T* out = allocate_array<T>(n);
-    if (n) std::memcpy(static_cast<void*>(out), p, sizeof(T) * n);
+    // Most lists are short; a copy of known size is inlined where a call to memcpy is not.
+    switch (n) {
+      case 0: break;
+      case 1: std::memcpy(static_cast<void*>(out), p, sizeof(T)); break;
+      case 2: std::memcpy(static_cast<void*>(out), p, 2 * sizeof(T)); break;
+      case 3: std::memcpy(static_cast<void*>(out), p, 3 * sizeof(T)); break;
+      default: std::memcpy(static_cast<void*>(out), p, n * sizeof(T)); break;
+    }
     return out;
   }
 
