@@ -12,6 +12,7 @@
 #include "ptx/target.h"
 #include "ptx/validator.h"
 #include "util/diagnostic.h"
+#include "util/small_vector.h"
 
 namespace ptxforge::ptx {
 
@@ -44,6 +45,9 @@ struct CheckContext {
   bool want_warnings() const { return opts.warnings; }
 };
 
+// Names found in an instruction's operands; most instructions have a handful.
+using ExprRefs = SmallVector<const Expr*, 8>;
+
 // check_declarations.cpp
 void check_module_header(CheckContext& ctx);
 void declare(CheckContext& ctx, const VarDecl& d);
@@ -59,8 +63,8 @@ void check_branch_targets_directive(CheckContext& ctx, const Directive& d);
 void check_operands(CheckContext& ctx, const Instruction& ins, const Resolved& r);
 void check_names(CheckContext& ctx, const Instruction& ins, const Resolved& r);
 // Names in an operand: registers, symbols, labels (each with its location).
-void collect_names(const Operand& o, std::vector<const Expr*>& out);
-void collect_names(const Expr& e, std::vector<const Expr*>& out);
+void collect_names(const Operand& o, ExprRefs& out);
+void collect_names(const Expr& e, ExprRefs& out);
 // The manual's type-compatibility rule for a register of type `reg` used as `ins` (not ld/st/cvt).
 bool compatible_types(std::string_view reg, std::string_view ins);
 

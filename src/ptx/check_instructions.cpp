@@ -103,7 +103,8 @@ void check_modifiers(CheckContext& ctx, const Instruction& ins, const Resolved& 
   }
 }
 
-void check_version_and_target(CheckContext& ctx, const Instruction& ins) {
+void check_version_and_target(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
+  if (meets_requirements(ins, *r.family, r.consumed, ctx.facts.version, ctx.facts.targets)) return;
   std::vector<IsaRequirement> reqs = requirements_of(ins);
   // The strictest requirement explains itself best.
   if (ctx.facts.version) {
@@ -153,7 +154,7 @@ void check_state_space(CheckContext& ctx, const Instruction& ins, const Resolved
       space = m;
   for (auto& op : ins.operands) {
     if (op.kind != Operand::Kind::address || op.elems.empty()) continue;
-    std::vector<const Expr*> names;
+    ExprRefs names;
     collect_names(op.elems[0], names);
     for (const Expr* n : names) {
       const SymbolInfo* s = ctx.scopes.find(n->text);
@@ -277,7 +278,7 @@ void check_instruction(CheckContext& ctx, const Instruction& ins) {
     return;
   }
   if (r.family->detailed) check_modifiers(ctx, ins, r);
-  check_version_and_target(ctx, ins);
+  check_version_and_target(ctx, ins, r);
   check_names(ctx, ins, r);
   if (r.family->detailed) check_operands(ctx, ins, r);
   if (r.family->name == "mma" || r.family->name == "wgmma.mma_async" || r.family->name == "ldmatrix" ||

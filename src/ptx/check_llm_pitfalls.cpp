@@ -33,7 +33,7 @@ bool first_operand_is_dest(const Instruction& ins, const Resolved& r) {
   return (r.family->name == "bar" || r.family->name == "barrier") && ins.has_mod(".red");
 }
 
-void names_in(const Operand& o, std::vector<const Expr*>& out) { collect_names(o, out); }
+void names_in(const Operand& o, ExprRefs& out) { collect_names(o, out); }
 
 bool in_range(std::string_view n, std::string_view prefix, uint32_t count) {
   if (n.size() <= prefix.size() || n.substr(0, prefix.size()) != prefix) return false;
@@ -74,7 +74,7 @@ struct FunctionWalk {
         instrs.push_back(ins);
         if (ins->opcode == "bra" || ins->opcode == "brx") {
           for (auto& o : ins->operands) {
-            std::vector<const Expr*> ns;
+            ExprRefs ns;
             names_in(o, ns);
             for (auto* n : ns)
               if (seen_labels.count(n->text)) has_backward_branch = true;
@@ -107,7 +107,7 @@ void check_uninitialized(CheckContext& ctx, FunctionWalk& w) {
     size_t first_src = 0;
     if (ins.opcode == "call") {
       if (!ins.operands.empty() && ins.operands[0].kind == Operand::Kind::list) {
-        std::vector<const Expr*> ns;
+        ExprRefs ns;
         names_in(ins.operands[0], ns);
         for (auto* n : ns) first_write.emplace(n->text, i + 1);
         first_src = 1;
@@ -115,14 +115,14 @@ void check_uninitialized(CheckContext& ctx, FunctionWalk& w) {
     } else if (first_operand_is_dest(ins, r) && !ins.operands.empty()) {
       const Operand& d = ins.operands[0];
       if (d.kind != Operand::Kind::address) {
-        std::vector<const Expr*> ns;
+        ExprRefs ns;
         names_in(d, ns);
         for (auto* n : ns) first_write.emplace(n->text, i + 1);
         first_src = 1;
       }
     }
     for (size_t k = first_src; k < ins.operands.size(); ++k) {
-      std::vector<const Expr*> ns;
+      ExprRefs ns;
       names_in(ins.operands[k], ns);
       for (auto* n : ns) reads.push_back({n, i + 1});
     }
@@ -167,7 +167,7 @@ void check_cvta_and_barriers(CheckContext& ctx, FunctionWalk& w) {
     std::string_view fam = r.family->name;
     bool dest_first = first_operand_is_dest(ins, r) && !ins.operands.empty() &&
                       ins.operands[0].kind != Operand::Kind::address;
-    std::vector<const Expr*> dests, srcs;
+    ExprRefs dests, srcs;
     for (size_t k = 0; k < ins.operands.size(); ++k) names_in(ins.operands[k], k == 0 && dest_first ? dests : srcs);
 
     // Divergent barriers.
@@ -189,7 +189,7 @@ void check_cvta_and_barriers(CheckContext& ctx, FunctionWalk& w) {
     }
     // Parameter pointers and their derivations.
     if (fam == "ld" && ins.has_mod(".param") && !dests.empty() && ins.operands.size() >= 2) {
-      std::vector<const Expr*> addr;
+      ExprRefs addr;
       names_in(ins.operands[1], addr);
       bool from_entry_param = false;
       for (auto* a : addr) from_entry_param |= entry_params.count(a->text) > 0;
@@ -219,7 +219,7 @@ void check_cvta_and_barriers(CheckContext& ctx, FunctionWalk& w) {
     if (global_access && ctx.want_warnings()) {
       for (auto& o : ins.operands) {
         if (o.kind != Operand::Kind::address) continue;
-        std::vector<const Expr*> addr;
+        ExprRefs addr;
         names_in(o, addr);
         for (auto* a : addr) {
           if (!param_ptr.count(a->text) || warned.count(a->text)) continue;

@@ -15,12 +15,12 @@
 
 namespace ptxforge::ptx {
 
-void collect_names(const Expr& e, std::vector<const Expr*>& out) {
+void collect_names(const Expr& e, ExprRefs& out) {
   if (e.kind == Expr::Kind::name) out.push_back(&e);
   for (auto& a : e.args) collect_names(a, out);
 }
 
-void collect_names(const Operand& o, std::vector<const Expr*>& out) {
+void collect_names(const Operand& o, ExprRefs& out) {
   if (o.kind == Operand::Kind::expr) collect_names(o.expr, out);
   for (auto& e : o.elems) collect_names(e, out);
 }
@@ -72,12 +72,12 @@ void check_names(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
   }
   bool branch = is_branch(r);
   for (size_t oi = 0; oi < ins.operands.size(); ++oi) {
-    std::vector<const Expr*> names;
+    ExprRefs names;
     collect_names(ins.operands[oi], names);
     const Operand& op = ins.operands[oi];
     if (op.kind == Operand::Kind::address && op.elems.size() == 1 && op.elems[0].kind == Operand::Kind::expr) {
       // [reg], [var], [reg+imm], [var+imm], [imm]: one name at most. [var+%r] is a syntax error to ptxas.
-      std::vector<const Expr*> in_address;
+      ExprRefs in_address;
       collect_names(op.elems[0].expr, in_address);
       if (in_address.size() > 1) {
         const Expr* second = in_address[1];
@@ -296,7 +296,7 @@ struct OperandChecker {
 
   void check_pred(const Operand& o, int pos, bool allow_pair) {
     if (o.kind == Operand::Kind::sink) return;
-    std::vector<const Expr*> names;
+    ExprRefs names;
     const Expr* e = &o.expr;
     if (o.kind != Operand::Kind::expr) {
       error(o, fmt::format("operand {} of '{}' must be a predicate register", pos, opname), "operand-kind");

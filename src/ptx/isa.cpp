@@ -3,6 +3,7 @@
 #include "ptx/isa.h"
 
 #include <cassert>
+#include <array>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -125,6 +126,23 @@ std::vector<IsaRequirement> requirements_of(const Instruction& ins) {
   return reqs;
 }
 
+bool meets_requirements(const Instruction& ins, const IsaFamily& f, size_t consumed,
+                        const std::optional<PtxVersion>& version, const std::vector<Target>& targets) {
+  const FamilyRules& rules = index().rules[static_cast<size_t>(&f - isa_families().data())];
+  // Requirements beyond the family's own are left to requirements_of.
+  if ((f.name == "min" || f.name == "max") && ins.operands.size() == 4) return false;
+  for (const IsaOverride* o : rules.overrides)
+    for (size_t i = consumed; i < ins.mods.size(); ++i)
+      if (ins.mods[i] == o->modifier) return false;
+  if (version && *version < f.min_ptx) return false;
+  for (auto& have : targets) {
+    bool met = false;
+    for (auto& need : rules.min_targets) met = met || satisfies(have, need);
+    if (!met) return false;
+  }
+  return true;
+}
+
 std::vector<Target> parse_target_list(std::string_view s) {
   std::vector<Target> out;
   for (auto part : split(s, '|')) {
@@ -156,8 +174,11 @@ struct TypeInfo {
   int bits;
   char kind;
 };
-const std::unordered_map<std::string_view, TypeInfo>& type_table() {
-  static const std::unordered_map<std::string_view, TypeInfo> t = {
+struct TypeEntry {
+  std::string_view name;
+  TypeInfo info;
+};
+constexpr TypeEntry kTypes[] = {
       {".pred", {1, 'p'}},    {".b8", {8, 'b'}},      {".b16", {16, 'b'}},     {".b32", {32, 'b'}},
       {".b64", {64, 'b'}},    {".b128", {128, 'b'}},  {".u8", {8, 'u'}},       {".u16", {16, 'u'}},
       {".u32", {32, 'u'}},    {".u64", {64, 'u'}},    {".s8", {8, 's'}},       {".s16", {16, 's'}},
@@ -171,27 +192,33 @@ const std::unordered_map<std::string_view, TypeInfo>& type_table() {
       {".u4", {4, 'u'}},      {".s4", {4, 's'}},      {".b1", {1, 'b'}},       {".e3m2", {8, 'f'}},
       {".e2m3", {8, 'f'}},    {".e2m1", {4, 'f'}},    {".texref", {64, 'o'}},  {".samplerref", {64, 'o'}},
       {".surfref", {64, 'o'}},
-  };
-  return t;
+};
+
+// The validator asks about types several times per instruction: entries are bucketed by the
+// letter after the dot, so a lookup compares a few short strings instead of hashing.
+const TypeInfo* find_type(std::string_view type) {
+  static const auto buckets = [] {
+    std::array<std::vector<const TypeEntry*>, 128> b;
+    for (auto& e : kTypes) b[static_cast<unsigned char>(e.name[1])].push_back(&e);
+    return b;
+  }();
+  if (type.size() < 2 || type[0] != '.' || static_cast<unsigned char>(type[1]) >= 128) return nullptr;
+  for (const TypeEntry* e : buckets[static_cast<unsigned char>(type[1])])
+    if (e->name == type) return &e->info;
+  return nullptr;
 }
 }  // namespace
 
-bool is_type_name(std::string_view mod) { return type_table().count(mod) > 0; }
+bool is_type_name(std::string_view mod) { return find_type(mod) != nullptr; }
 
 TypeFacts type_facts(std::string_view type) {
-  auto it = type_table().find(type);
-  return it == type_table().end() ? TypeFacts{} : TypeFacts{it->second.bits, it->second.kind};
+  const TypeInfo* t = find_type(type);
+  return t ? TypeFacts{t->bits, t->kind} : TypeFacts{};
 }
 
-int type_bits(std::string_view type) {
-  auto it = type_table().find(type);
-  return it == type_table().end() ? 0 : it->second.bits;
-}
+int type_bits(std::string_view type) { return type_facts(type).bits; }
 
-char type_kind(std::string_view type) {
-  auto it = type_table().find(type);
-  return it == type_table().end() ? 0 : it->second.kind;
-}
+char type_kind(std::string_view type) { return type_facts(type).kind; }
 
 namespace {
 const FamilyRules& rules_of(const IsaFamily& f) {

@@ -81,6 +81,11 @@ struct IsaRequirement {
 // "sm_100f|sm_120f" -> {sm_100f, sm_120f}; the table's min_target strings.
 std::vector<Target> parse_target_list(std::string_view s);
 std::vector<IsaRequirement> requirements_of(const Instruction& ins);
+// Whether `ins`, of family `f` (the first `consumed` modifiers belong to the family name),
+// needs nothing that `version` and every one of `targets` lack. This is the cheap test made
+// for every instruction; requirements_of says what is missing when it fails.
+bool meets_requirements(const Instruction& ins, const IsaFamily& f, size_t consumed,
+                        const std::optional<PtxVersion>& version, const std::vector<Target>& targets);
 
 // Does the family's modifier list allow `mod`?
 bool family_allows_modifier(const IsaFamily& f, std::string_view mod);

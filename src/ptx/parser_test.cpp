@@ -101,6 +101,54 @@ TEST(Parser, KeepsStructureOfOperands) {
   EXPECT_EQ(decl.names[0].range, 2u);
 }
 
+// Debug sections take whole plain lines at once; other lines go token by token. Both must
+// give the same line texts, and the line count must stay right after either.
+TEST(Parser, SectionLinesKeepTheirTextWhicheverWayTheyAreRead) {
+  const char* text =
+      ".version 8.0\n.target sm_90\n"
+      ".section .debug_info\n{\n"
+      ".b32 2231\n"
+      ".b8 2,0 // a comment ends the line's text\n"
+      "\n"
+      "$L__info_string0:\n"
+      ".b8 0x1F, 108,103\n"
+      ".b64 $L__func_begin0+12\n"
+      "\t.b8 \"str\"\n"
+      "}\n";
+  Module m = parse_ok(text);
+  auto& d = std::get<Directive>(m.items.back().node);
+  std::vector<std::string> lines(d.body.begin(), d.body.end());
+  EXPECT_EQ(lines, (std::vector<std::string>{".b32 2231", ".b8 2,0", "$L__info_string0:", ".b8 0x1F, 108,103",
+                                             ".b64 $L__func_begin0+12", ".b8 \"str\""}));
+}
+
+TEST(Parser, ErrorsInsideASectionAreReportedOnTheirLine) {
+  Diagnostics d;
+  parse(".version 8.0\n.target sm_90\n.section .debug_info\n{\n.b8 1,2\n.b8 3,4\n.b8 5,1abc\n.b8 6 \xff\n}\n", d);
+  ASSERT_EQ(d.error_count(), 2u);
+  EXPECT_EQ(d.list()[0].check_id, "bad-literal");
+  EXPECT_EQ(d.list()[0].loc.line, 7u);
+  EXPECT_EQ(d.list()[0].loc.col, 7u);
+  EXPECT_EQ(d.list()[1].check_id, "bad-char");
+  EXPECT_EQ(d.list()[1].loc.line, 8u);
+  EXPECT_EQ(d.list()[1].loc.col, 7u);
+}
+
+TEST(Parser, AModuleOwnsItsTextAndCanBeMoved) {
+  Module moved;
+  std::string printed;
+  {
+    std::string text = ".version 8.0\n.target sm_90\n.visible .entry kernel_name(.param .u64 p)\n{\n ret;\n}\n";
+    Diagnostics d;
+    Module m = parse(text, d);
+    printed = print(m);
+    moved = std::move(m);
+    text.assign(text.size(), '#');  // the source is gone; the tree must not care
+  }
+  EXPECT_EQ(print(moved), printed);
+  EXPECT_EQ(std::get<Function>(moved.items.back().node).name, "kernel_name");
+}
+
 TEST(Parser, CollectsEveryErrorAndResynchronises) {
   Diagnostics d;
   parse(".version 8.0\n.target sm_90\n.entry k(){\n add.s32 %r1 %r2;\n mov.u32 %r1, ;\n ret;\n}\n", d);

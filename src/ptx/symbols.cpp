@@ -55,22 +55,26 @@ std::string_view base_of(std::string_view name) {
 }  // namespace
 
 std::string_view special_register_type(std::string_view name) {
-  static const std::unordered_set<std::string_view> u32 = {
-      "%tid", "%ntid", "%laneid", "%warpid", "%nwarpid", "%ctaid", "%nctaid", "%smid", "%nsmid", "%lanemask_eq",
-      "%lanemask_le", "%lanemask_lt", "%lanemask_ge", "%lanemask_gt", "%clock", "%clock_hi", "%total_smem_size",
-      "%aggr_smem_size", "%dynamic_smem_size", "%clusterid", "%nclusterid", "%cluster_ctaid", "%cluster_nctaid",
-      "%cluster_ctarank", "%cluster_nctarank", "%globaltimer_lo", "%globaltimer_hi", "%reserved_smem_offset_begin",
-      "%reserved_smem_offset_end", "%reserved_smem_offset_cap", "%reserved_smem_offset_0",
-      "%reserved_smem_offset_1", "%pm0", "%pm1", "%pm2", "%pm3", "%pm4", "%pm5", "%pm6", "%pm7"};
-  static const std::unordered_set<std::string_view> u64 = {
-      "%clock64", "%gridid", "%globaltimer", "%pm0_64", "%pm1_64", "%pm2_64", "%pm3_64", "%pm4_64", "%pm5_64",
-      "%pm6_64", "%pm7_64", "%current_graph_exec"};
+  // One lookup of the name without its component (%tid.x -> %tid).
+  static const std::unordered_map<std::string_view, std::string_view> types = [] {
+    std::unordered_map<std::string_view, std::string_view> t;
+    for (std::string_view n :
+         {"%tid", "%ntid", "%laneid", "%warpid", "%nwarpid", "%ctaid", "%nctaid", "%smid", "%nsmid", "%lanemask_eq",
+          "%lanemask_le", "%lanemask_lt", "%lanemask_ge", "%lanemask_gt", "%clock", "%clock_hi", "%total_smem_size",
+          "%aggr_smem_size", "%dynamic_smem_size", "%clusterid", "%nclusterid", "%cluster_ctaid", "%cluster_nctaid",
+          "%cluster_ctarank", "%cluster_nctarank", "%globaltimer_lo", "%globaltimer_hi", "%reserved_smem_offset_begin",
+          "%reserved_smem_offset_end", "%reserved_smem_offset_cap", "%reserved_smem_offset_0",
+          "%reserved_smem_offset_1", "%pm0", "%pm1", "%pm2", "%pm3", "%pm4", "%pm5", "%pm6", "%pm7", "WARP_SZ"})
+      t.emplace(n, ".u32");
+    for (std::string_view n : {"%clock64", "%gridid", "%globaltimer", "%pm0_64", "%pm1_64", "%pm2_64", "%pm3_64",
+                               "%pm4_64", "%pm5_64", "%pm6_64", "%pm7_64", "%current_graph_exec"})
+      t.emplace(n, ".u64");
+    t.emplace("%is_explicit_cluster", ".pred");
+    return t;
+  }();
   std::string_view b = base_of(name);
-  if (u32.count(b)) return ".u32";
-  if (u64.count(b)) return ".u64";
-  if (b == "%is_explicit_cluster") return ".pred";
+  if (auto it = types.find(b); it != types.end()) return it->second;
   if (b.substr(0, 7) == "%envreg") return ".b32";
-  if (b == "WARP_SZ") return ".u32";
   return "";
 }
 

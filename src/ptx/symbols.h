@@ -24,12 +24,6 @@ struct SymbolInfo {
   SourceLoc loc;
 };
 
-// Lets maps keyed by std::string be searched with a string_view, without a copy.
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-
 class Scope {
  public:
   // Adds a name; returns the earlier declaration when the name is already in this scope.
