@@ -20,6 +20,14 @@ expect 2 "did you mean 'fmt'" fnt
 expect 2 "cannot read" check "$tmp/missing.ptx"
 expect 2 "" check --bogus-flag x.ptx
 expect 0 ": ok" check "$root/examples/vector_add.ptx"
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+if [[ -x $nvcc ]]; then
+  # A module built for debugging (nvcc -G) is assembled the way nvcc does it, at -O0.
+  printf '__global__ void k(float* x) { x[threadIdx.x] *= 2.0f; }\n' > "$tmp/debug.cu"
+  if "$nvcc" -G -ptx -arch=sm_90 "$tmp/debug.cu" -o "$tmp/debug.ptx" 2>/dev/null; then
+    expect 0 "ptxas sm_90: ok" check --ptxas "$tmp/debug.ptx"
+  fi
+fi
 expect 1 "undeclared-reg" check "$root/examples/broken_vector_add.ptx"
 expect 1 '"check": "undeclared-reg"' check --format json "$root/examples/broken_vector_add.ptx"
 : > "$tmp/empty.ptx"

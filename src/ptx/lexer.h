@@ -50,7 +50,6 @@ class Lexer {
   // at), so next() goes on from there. Returns whether any line was taken.
   bool take_plain_lines(const char* from, std::vector<std::string_view>& lines);
 
-
  private:
   [[gnu::noinline]] bool skip_comment_or_text();
   bool at_line_start() const;

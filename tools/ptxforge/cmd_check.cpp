@@ -1,5 +1,6 @@
 // ptxforge check: our front end's verdict (microseconds, no ptxas); with --ptxas the
 // assembler's verdict beside it.
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 
@@ -67,6 +68,10 @@ int cmd_check(const std::vector<std::string>& args) {
     if (with_ptxas) {
       toolchain::AssembleOptions opts;
       opts.arch = arch_used;
+      // ptxas refuses to optimise a module built for debugging (".target sm_90, debug", what
+      // nvcc -G writes): "Optimized debugging not supported". nvcc passes -O0 for those.
+      auto targets = ours.module.target_names();
+      if (std::find(targets.begin(), targets.end(), "debug") != targets.end()) opts.opt_level = 0;
       auto r = toolchain::assemble(*text, opts);
       if (!r) {
         std::cerr << "ptxforge check: " << r.error().message << "\n";
