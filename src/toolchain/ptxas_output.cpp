@@ -122,6 +122,8 @@ std::optional<Diagnostic> message_of(std::string_view line, std::string_view sou
     d.loc.col = column_for(d.message, line_of(source, d.loc.line));
   }
   if (!d.message.empty() && d.message.back() == '.') d.message.pop_back();
+  if (d.message == "Optimized debugging not supported")
+    d.hint = "the module targets 'debug' (as nvcc -G writes it): assemble it with -O0";
   return d;
 }
 

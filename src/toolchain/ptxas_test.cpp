@@ -51,6 +51,13 @@ const char* kGood = ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .e
                     ".reg .b64 %rd<3>;\n.reg .b32 %r<3>;\nld.param.u64 %rd1, [p];\ncvta.to.global.u64 %rd2, %rd1;\n"
                     "mov.u32 %r1, %tid.x;\nst.global.u32 [%rd2], %r1;\nret;\n}\n";
 
+TEST(PtxasOutput, OptimisedDebuggingGetsAHint) {
+  AssembleResult r;
+  parse_ptxas_output("ptxas fatal   : Optimized debugging not supported\n", "", r);
+  ASSERT_EQ(r.diags.list().size(), 1u);
+  EXPECT_NE(r.diags.list()[0].hint.find("-O0"), std::string::npos);
+}
+
 TEST(Ptxas, AssemblesAndReportsResources) {
   if (!have_ptxas()) GTEST_SKIP() << "ptxas not installed";
   auto r = assemble_with_ptxas(kGood, {});
