@@ -1,6 +1,5 @@
 #include "ptx/parser.h"
 
-#include <cassert>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -64,11 +63,10 @@ class Parser {
 
  private:
   // Token access: the current token and, when asked for, the one after it. References
-  // returned by peek() are invalidated by take(); take() returns the token it consumed.
+  // returned by peek() and peek_next() are invalidated by take(), which returns the token it
+  // consumed.
   const Token& peek() const { return cur_; }
-  const Token& peek(unsigned k) {
-    assert(k == 1);
-    (void)k;
+  const Token& peek_next() {
     if (!has_next_) {
       next_ = lex_.next();
       has_next_ = true;
@@ -349,7 +347,7 @@ Directive Parser::parse_loc(Token name) {
       for (int i = 0; i < 3 && peek().kind == Tok::integer; ++i) args.push(take().text);
     } else {
       if (peek().kind == Tok::ident) args.push(take().text);
-      while (peek().is('+') && peek(1).kind == Tok::integer) {
+      while (peek().is('+') && peek_next().kind == Tok::integer) {
         args.push(take().text);
         args.push(take().text);
       }
@@ -373,7 +371,7 @@ Directive Parser::parse_file(Token name) {
     return d;
   }
   args.push(take().text);
-  while (peek().is(',') && peek(1).kind == Tok::integer) {
+  while (peek().is(',') && peek_next().kind == Tok::integer) {
     args.push(take().text);
     args.push(take().text);
   }
@@ -662,7 +660,7 @@ bool Parser::parse_statement(Building<Statement>& b, int depth) {
     skip_statement();
     return false;
   }
-  if (t.kind == Tok::ident && peek(1).is(':')) {
+  if (t.kind == Tok::ident && peek_next().is(':')) {
     Token name = take();
     take();
     b.push({Label{name.text, name.loc}});
@@ -729,7 +727,7 @@ void Parser::parse_instruction(Instruction& ins) {
   // ';' is missing, not that the next word is an operand.
   const Token& first = peek();
   bool next_statement = first.loc.line > op.loc.line &&
-                        (first.is('@') || (first.kind == Tok::ident && (peek(1).is(':') || is_known_opcode(first.text))));
+                        (first.is('@') || (first.kind == Tok::ident && (peek_next().is(':') || is_known_opcode(first.text))));
   if (!next_statement && !peek().is(';') && !peek().is('}') && !at_eof()) {
     Building<Operand> operands(operands_);
     while (true) {
@@ -792,12 +790,12 @@ Operand Parser::parse_operand(bool in_call, int depth) {
     parse_list(']', Operand::Kind::address, "an address operand");
   } else if (t.is('(') && in_call) {
     parse_list(')', Operand::Kind::list, "a call argument list");
-  } else if (t.kind == Tok::ident && t.text == "_" && !peek(1).is('|')) {
+  } else if (t.kind == Tok::ident && t.text == "_" && !peek_next().is('|')) {
     take();
     o.kind = Operand::Kind::sink;
   } else {
     o.kind = Operand::Kind::expr;
-    const Token& after = peek(1);
+    const Token& after = peek_next();
     if ((t.kind == Tok::ident || t.kind == Tok::integer) &&
         (after.is(',') || after.is(';') || after.is(']') || after.is('}') || after.is(')'))) {
       // Most operands are one register or number: no need for the expression parser.

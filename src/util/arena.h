@@ -3,8 +3,10 @@
 // objects go in, so no destructor ever has to walk the tree.
 #pragma once
 
+#include <algorithm>
 #include <cassert>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string_view>
