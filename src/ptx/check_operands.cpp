@@ -256,8 +256,8 @@ struct OperandChecker {
               "immediate-type", "bit-typed operands take 0f/0d bit patterns, e.g. 0f3F800000 for 1.0");
       } else if (!lit->is_float && tk == 'f') {
         error(o, fmt::format("integer literal used as a {} operand of '{}'", type, opname), "immediate-type",
-              fmt::format("write a floating-point literal: {}.0 or its bit pattern (0f...)",
-                          lit->negative ? "-" + std::to_string(lit->magnitude) : std::to_string(lit->magnitude)));
+              fmt::format("write a floating-point literal: {}{}.0 or its bit pattern (0f...)",
+                          lit->negative ? "-" : "", lit->magnitude));
       } else if (!lit->is_float && (tk == 'u' || tk == 's' || tk == 'b') && !fits(*lit, type_bits(type)) &&
                  ctx.want_warnings()) {
         auto& d = ctx.diags.warning(o.loc, fmt::format("immediate {} does not fit in {} (ptxas truncates it silently)",
