@@ -56,14 +56,24 @@ Result<Reply> exchange(const std::string& who, const HttpRequest& http, const Pr
   return reply;
 }
 
-class OpenAi : public Provider {
+// What both hosted APIs hold: the model, the endpoint (no trailing '/'), the key, the options.
+class HostedProvider : public Provider {
  public:
-  OpenAi(std::string model, std::string base, std::string key, ProviderOptions opts)
+  HostedProvider(std::string model, std::string base, std::string key, ProviderOptions opts)
       : model_(std::move(model)), base_(std::move(base)), key_(std::move(key)), opts_(std::move(opts)) {
     while (!base_.empty() && base_.back() == '/') base_.pop_back();
   }
-  std::string kind() const override { return "openai"; }
   std::string model() const override { return model_; }
+
+ protected:
+  std::string model_, base_, key_;
+  ProviderOptions opts_;
+};
+
+class OpenAi : public HostedProvider {
+ public:
+  using HostedProvider::HostedProvider;
+  std::string kind() const override { return "openai"; }
 
   Result<Reply> complete(const Request& req) override {
     json messages = json::array();
@@ -83,20 +93,12 @@ class OpenAi : public Provider {
       }
     });
   }
-
- private:
-  std::string model_, base_, key_;
-  ProviderOptions opts_;
 };
 
-class Anthropic : public Provider {
+class Anthropic : public HostedProvider {
  public:
-  Anthropic(std::string model, std::string base, std::string key, ProviderOptions opts)
-      : model_(std::move(model)), base_(std::move(base)), key_(std::move(key)), opts_(std::move(opts)) {
-    while (!base_.empty() && base_.back() == '/') base_.pop_back();
-  }
+  using HostedProvider::HostedProvider;
   std::string kind() const override { return "anthropic"; }
-  std::string model() const override { return model_; }
 
   Result<Reply> complete(const Request& req) override {
     std::string system;
@@ -119,10 +121,6 @@ class Anthropic : public Provider {
       }
     });
   }
-
- private:
-  std::string model_, base_, key_;
-  ProviderOptions opts_;
 };
 
 }  // namespace
