@@ -5,7 +5,6 @@
 // immediates fit and are of the right sort [immediate-type, immediate-range].
 #include <algorithm>
 #include <charconv>
-#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -44,11 +43,12 @@ void report_undeclared_reg(CheckContext& ctx, const Expr& n) {
   // The conventional type for nvcc's register prefixes.
   std::string type = prefix == "%rd" ? ".b64" : prefix == "%p" ? ".pred" : prefix == "%f" ? ".f32"
                      : prefix == "%fd" ? ".f64" : (prefix == "%rs" || prefix == "%h") ? ".b16" : ".b32";
-  if (digits != std::string::npos && digits > 1)
+  unsigned long index = 0;
+  if (digits != std::string::npos && digits > 1) {
+    std::from_chars(n.text.data() + digits, n.text.data() + n.text.size(), index);
     d.hint = fmt::format("declare it, e.g. '.reg {} {}<{}>;' (a range declares {}0 .. {}{})", type, prefix,
-                         std::atoi(std::string(n.text.substr(digits)).c_str()) + 1, prefix, prefix,
-                         std::atoi(std::string(n.text.substr(digits)).c_str()));
-  else
+                         index + 1, prefix, prefix, index);
+  } else
     d.hint = fmt::format("declare it with '.reg .<type> {};'", n.text);
 }
 

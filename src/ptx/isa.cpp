@@ -2,8 +2,8 @@
 // patterns and operand forms.
 #include "ptx/isa.h"
 
-#include <cassert>
 #include <array>
+#include <cassert>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -72,6 +72,12 @@ const Index& index() {
   }();
   return idx;
 }
+
+const FamilyRules& rules_of(const IsaFamily& f) {
+  const auto& fams = isa_families();
+  assert(&f >= fams.data() && &f < fams.data() + fams.size());
+  return index().rules[static_cast<size_t>(&f - fams.data())];
+}
 }  // namespace
 
 const IsaFamily* find_family(std::string_view opcode, const List<Text>& mods, size_t* consumed) {
@@ -104,36 +110,48 @@ const IsaFamily* find_family(std::string_view opcode, const List<Text>& mods, si
   return nullptr;
 }
 
+namespace {
+// The requirements `ins` adds to its family's own: forms and modifiers with rows of their own.
+// Appends them to `out`, or, when `out` is null, only says whether there are any.
+bool extra_requirements(const Instruction& ins, const IsaFamily& f, const FamilyRules& rules, size_t consumed,
+                        std::vector<IsaRequirement>* out) {
+  bool any = false;
+  // Forms rather than modifiers: three-input min/max (PTX 8.8, sm_100; confirmed with ptxas).
+  if ((f.name == "min" || f.name == "max") && ins.operands.size() == 4) {
+    if (!out) return true;
+    any = true;
+    out->push_back({{8, 8}, Target{100, 0}, {Target{100, 0}}, std::string(f.name) + " with three inputs"});
+  }
+  for (const IsaOverride* o : rules.overrides) {
+    for (size_t i = consumed; i < ins.mods.size(); ++i)
+      if (ins.mods[i] == o->modifier) {
+        if (!out) return true;
+        any = true;
+        auto targets = parse_target_list(o->min_target);
+        // Name the instruction as written ("fence.proxy.async.shared::cta"), not family+modifier.
+        out->push_back({o->min_ptx, targets.front(), targets, ins.full_opcode()});
+        break;
+      }
+  }
+  return any;
+}
+}  // namespace
+
 std::vector<IsaRequirement> requirements_of(const Instruction& ins) {
   std::vector<IsaRequirement> reqs;
   size_t consumed = 0;
   const IsaFamily* f = find_family(ins.opcode, ins.mods, &consumed);
   if (!f) return reqs;
-  const FamilyRules& rules = index().rules[static_cast<size_t>(f - isa_families().data())];
+  const FamilyRules& rules = rules_of(*f);
   reqs.push_back({f->min_ptx, rules.min_targets.front(), rules.min_targets, std::string(f->name)});
-  // Forms rather than modifiers: three-input min/max (PTX 8.8, sm_100; confirmed with ptxas).
-  if ((f->name == "min" || f->name == "max") && ins.operands.size() == 4)
-    reqs.push_back({{8, 8}, Target{100, 0}, {Target{100, 0}}, std::string(f->name) + " with three inputs"});
-  for (const IsaOverride* o : rules.overrides) {
-    for (size_t i = consumed; i < ins.mods.size(); ++i)
-      if (ins.mods[i] == o->modifier) {
-        auto targets = parse_target_list(o->min_target);
-        // Name the instruction as written ("fence.proxy.async.shared::cta"), not family+modifier.
-        reqs.push_back({o->min_ptx, targets.front(), targets, ins.full_opcode()});
-        break;
-      }
-  }
+  extra_requirements(ins, *f, rules, consumed, &reqs);
   return reqs;
 }
 
 bool meets_requirements(const Instruction& ins, const IsaFamily& f, size_t consumed,
                         const std::optional<PtxVersion>& version, const std::vector<Target>& targets) {
-  const FamilyRules& rules = index().rules[static_cast<size_t>(&f - isa_families().data())];
-  // Requirements beyond the family's own are left to requirements_of.
-  if ((f.name == "min" || f.name == "max") && ins.operands.size() == 4) return false;
-  for (const IsaOverride* o : rules.overrides)
-    for (size_t i = consumed; i < ins.mods.size(); ++i)
-      if (ins.mods[i] == o->modifier) return false;
+  const FamilyRules& rules = rules_of(f);
+  if (extra_requirements(ins, f, rules, consumed, nullptr)) return false;  // requirements_of weighs them
   if (version && *version < f.min_ptx) return false;
   for (auto& have : targets) {
     bool met = false;
@@ -219,14 +237,6 @@ TypeFacts type_facts(std::string_view type) {
 int type_bits(std::string_view type) { return type_facts(type).bits; }
 
 char type_kind(std::string_view type) { return type_facts(type).kind; }
-
-namespace {
-const FamilyRules& rules_of(const IsaFamily& f) {
-  const auto& fams = isa_families();
-  assert(&f >= fams.data() && &f < fams.data() + fams.size());
-  return index().rules[static_cast<size_t>(&f - fams.data())];
-}
-}  // namespace
 
 bool family_allows_modifier(const IsaFamily& f, std::string_view mod) {
   if (f.modifiers == "*") return true;
