@@ -86,9 +86,10 @@ void compare_with_ptxas() {
       best = std::min(best, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     }
     toolchain::AssembleOptions opts;
-    auto d = ptx::check_source(text).module.target_names();
+    auto checked = ptx::check_source(text);
+    auto d = checked.module.target_names();
     if (!d.empty()) opts.arch = d[0];
-    if (std::find(d.begin(), d.end(), "debug") != d.end()) opts.opt_level = 0;
+    if (checked.module.targets_debug()) opts.opt_level = 0;
     auto a = toolchain::assemble_with_ptxas(text, opts);
     if (!a) continue;
     double p = a->seconds * 1e6;

@@ -74,8 +74,7 @@ int main(int argc, char** argv) {
     if (problem.empty() && have_ptxas) {
       toolchain::AssembleOptions opts;
       opts.arch = arch_of(checked.module);
-      auto names = checked.module.target_names();
-      if (std::find(names.begin(), names.end(), "debug") != names.end()) opts.opt_level = 0;  // -G output
+      if (checked.module.targets_debug()) opts.opt_level = 0;  // -G output
       auto a = toolchain::assemble(*text, opts);
       auto b = toolchain::assemble(printed, opts);
       if (!a || !b) {

@@ -1,5 +1,7 @@
 #include "ptx/ast.h"
 
+#include <algorithm>
+
 namespace ptxforge::ptx {
 
 std::string Instruction::full_opcode() const {
@@ -37,6 +39,11 @@ std::vector<std::string> Module::target_names() const {
     for (auto& a : t->args)
       if (a != ",") out.emplace_back(a);
   return out;
+}
+
+bool Module::targets_debug() const {
+  auto names = target_names();
+  return std::find(names.begin(), names.end(), "debug") != names.end();
 }
 
 List<Text> Module::keep_words(const std::vector<std::string>& words) {

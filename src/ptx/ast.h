@@ -209,6 +209,9 @@ class Module {
   const Directive* target() const;
   std::string version_text() const;               // "8.0" or ""
   std::vector<std::string> target_names() const;  // {"sm_90a"} (options like "debug" included)
+  // ".target sm_90, debug", as nvcc -G writes it: ptxas assembles such a module only at -O0
+  // ("Optimized debugging not supported").
+  bool targets_debug() const;
 
   // Storage for nodes and text: the parser and rewrites allocate here.
   Arena& arena() { return *arena_; }

@@ -1,6 +1,5 @@
 // ptxforge check: our front end's verdict (microseconds, no ptxas); with --ptxas the
 // assembler's verdict beside it.
-#include <algorithm>
 #include <chrono>
 #include <iostream>
 
@@ -68,10 +67,7 @@ int cmd_check(const std::vector<std::string>& args) {
     if (with_ptxas) {
       toolchain::AssembleOptions opts;
       opts.arch = arch_used;
-      // ptxas refuses to optimise a module built for debugging (".target sm_90, debug", what
-      // nvcc -G writes): "Optimized debugging not supported". nvcc passes -O0 for those.
-      auto targets = ours.module.target_names();
-      if (std::find(targets.begin(), targets.end(), "debug") != targets.end()) opts.opt_level = 0;
+      if (ours.module.targets_debug()) opts.opt_level = 0;  // as nvcc -G does
       auto r = toolchain::assemble(*text, opts);
       if (!r) {
         std::cerr << "ptxforge check: " << r.error().message << "\n";
