@@ -41,7 +41,6 @@ class Lexer {
  public:
   Lexer(std::string_view text, Diagnostics& diags);
   Token next();
-  size_t offset() const { return pos_; }
 
   // For bodies kept as text (.section): from `from`, the start of the token just lexed,
   // takes whole lines that hold only names, decimal numbers, ',', ':', '+' and '-' (a debug
