@@ -67,8 +67,11 @@ struct Expr {
   Kind kind = Kind::name;
   Text text;        // the name, the literal, the operator, or the callee (generic(...))
   List<Expr> args;  // operands of unary/binary/ternary/call/paren
+  Text selector;    // a video instruction's operand selector on a register name: ".h0", ".b3210"
   SourceLoc loc;
-  bool operator==(const Expr& o) const { return kind == o.kind && text == o.text && args == o.args; }
+  bool operator==(const Expr& o) const {
+    return kind == o.kind && text == o.text && args == o.args && selector == o.selector;
+  }
 };
 
 struct Operand {

@@ -38,7 +38,15 @@ struct CheckContext {
   ScopeStack scopes;
   const Function* fn = nullptr;
   // Keyed by views into the module.
-  std::unordered_map<std::string_view, SourceLoc> labels;  // of the current function
+  // Labels are block-scoped like variables: one frame per enclosing `{ }`, innermost last.
+  // A label is visible in its block (also before its definition) and in blocks inside it.
+  std::vector<std::unordered_map<std::string_view, SourceLoc>> label_scopes;
+  std::unordered_map<std::string_view, SourceLoc> function_labels;  // every label, any block
+  const SourceLoc* find_label(std::string_view name) const {
+    for (auto it = label_scopes.rbegin(); it != label_scopes.rend(); ++it)
+      if (auto f = it->find(name); f != it->end()) return &f->second;
+    return nullptr;
+  }
   std::unordered_map<std::string_view, const Directive*> prototypes;  // label: .callprototype ...
   std::unordered_map<std::string_view, const Function*> functions;
   std::unordered_map<const Instruction*, Resolved> resolved;  // filled by check_instruction
@@ -52,12 +60,19 @@ using ExprRefs = SmallVector<const Expr*, 8>;
 void check_module_header(CheckContext& ctx);
 void declare(CheckContext& ctx, const VarDecl& d);
 void declare_functions(CheckContext& ctx);
-void collect_labels(CheckContext& ctx, const Function& f);
+void collect_prototypes(CheckContext& ctx, const Function& f);
+void push_label_scope(CheckContext& ctx, const Block& b);  // the labels defined directly in `b`
 
 // check_instructions.cpp
 Resolved resolve(CheckContext& ctx, const Instruction& ins, bool report);
 void check_instruction(CheckContext& ctx, const Instruction& ins);
 void check_branch_targets_directive(CheckContext& ctx, const Directive& d);
+
+// check_modifier_rules.cpp: modifiers a form requires or refuses (missing-/illegal-modifier)
+void check_modifier_rules(CheckContext& ctx, const Instruction& ins, const Resolved& r);
+
+// check_immediates.cpp: immediates outside an instruction's own limits (immediate-value)
+void check_immediate_values(CheckContext& ctx, const Instruction& ins, const Resolved& r);
 
 // check_operands.cpp
 void check_operands(CheckContext& ctx, const Instruction& ins, const Resolved& r);

@@ -127,24 +127,36 @@ void declare_functions(CheckContext& ctx) {
   }
 }
 
-void collect_labels(CheckContext& ctx, const Function& f) {
-  ctx.labels.clear();
+void collect_prototypes(CheckContext& ctx, const Function& f) {
   ctx.prototypes.clear();
+  ctx.function_labels.clear();
   const Label* previous_label = nullptr;
   for_each_statement(*f.body, [&](const Statement& s) {
+    if (auto* l = std::get_if<Label>(&s.node)) ctx.function_labels.emplace(l->name, l->loc);
     if (auto* d = std::get_if<Directive>(&s.node); d && previous_label && d->name == ".callprototype")
       ctx.prototypes.emplace(previous_label->name, d);
     previous_label = std::get_if<Label>(&s.node);
-    if (auto* l = std::get_if<Label>(&s.node)) {
-      auto [it, inserted] = ctx.labels.emplace(l->name, l->loc);
-      if (!inserted) {
-        auto& d = ctx.diags.error(l->loc, fmt::format("label '{}' is defined twice in '{}'", l->name, f.name),
-                                  "duplicate-label");
-        d.length = static_cast<uint32_t>(l->name.size());
-        d.notes.push_back({it->second, "first definition is here"});
-      }
-    }
   });
+}
+
+// PTX ISA "Labels and Function Names" / ptxas: a label belongs to the block that defines it.
+// Sibling blocks may reuse a name (every inlined asm wait loop does), an inner block may
+// shadow an outer label, and a branch cannot reach into a block from outside it.
+void push_label_scope(CheckContext& ctx, const Block& b) {
+  auto& frame = ctx.label_scopes.emplace_back();
+  for (auto& s : b.stmts) {
+    auto* l = std::get_if<Label>(&s.node);
+    if (!l) continue;
+    auto [it, inserted] = frame.emplace(l->name, l->loc);
+    if (!inserted) {
+      auto& d = ctx.diags.error(l->loc, fmt::format("label '{}' is defined twice in one block of '{}'", l->name,
+                                                    ctx.fn ? ctx.fn->name : Text()),
+                                "duplicate-label");
+      d.length = static_cast<uint32_t>(l->name.size());
+      d.notes.push_back({it->second, "first definition is here"});
+      d.hint = "labels are scoped to their { } block: rename one, or put each copy in its own block";
+    }
+  }
 }
 
 }  // namespace ptxforge::ptx

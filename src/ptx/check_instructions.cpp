@@ -207,7 +207,7 @@ void check_indirect_call(CheckContext& ctx, const Instruction& ins, const Operan
   std::string_view pname = proto->expr.text;
   auto it = ctx.prototypes.find(pname);
   if (it == ctx.prototypes.end()) {
-    if (ctx.labels.count(pname)) return;  // a .calltargets list
+    if (ctx.find_label(pname)) return;  // a .calltargets list
     auto& d = ctx.diags.error(proto->loc, fmt::format("'{}' is not a .callprototype in this function", pname),
                               "undeclared-label");
     d.length = static_cast<uint32_t>(pname.size());
@@ -277,10 +277,13 @@ void check_instruction(CheckContext& ctx, const Instruction& ins) {
     check_names(ctx, ins, r);
     return;
   }
+  size_t before = ctx.diags.list().size();
   if (r.family->detailed) check_modifiers(ctx, ins, r);
+  if (ctx.diags.list().size() == before) check_modifier_rules(ctx, ins, r);
   check_version_and_target(ctx, ins, r);
   check_names(ctx, ins, r);
   if (r.family->detailed) check_operands(ctx, ins, r);
+  check_immediate_values(ctx, ins, r);
   if (r.family->name == "mma" || r.family->name == "wgmma.mma_async" || r.family->name == "ldmatrix" ||
       r.family->name == "stmatrix")
     check_fragments(ctx, ins, r);
@@ -292,7 +295,7 @@ void check_branch_targets_directive(CheckContext& ctx, const Directive& d) {
   for (auto& a : d.args) {
     if (a == "," || a.empty() || !(std::isalpha(static_cast<unsigned char>(a[0])) || a[0] == '$' || a[0] == '_'))
       continue;
-    if (!ctx.labels.count(a))
+    if (!ctx.find_label(a))
       ctx.diags.error(d.loc, fmt::format(".branchtargets names '{}', which is not a label in this function", a),
                       "undeclared-label");
   }

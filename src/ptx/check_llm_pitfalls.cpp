@@ -28,12 +28,21 @@ bool first_operand_is_dest(const Instruction& ins, const Resolved& r) {
       "elect.sync", "set", "slct", "dp4a", "dp2a", "lop3", "cvt.pack", "createpolicy", "multimem.ld_reduce", "mma",
       "ldmatrix", "mbarrier.arrive", "mbarrier.arrive_drop", "wgmma.mma_async", "isspacep", "atom", "tex", "tld4",
       "txq", "suld", "suq", "vote", "shfl", "mma.sp", "wgmma.mma_async.sp", "wmma.load", "wmma.mma", "istypep",
-      "clusterlaunchcontrol.query_cancel", "tcgen05.ld"};
+      "clusterlaunchcontrol.query_cancel", "tcgen05.ld", "movmatrix"};
   if (extra.count(r.family->name)) return true;
   return (r.family->name == "bar" || r.family->name == "barrier") && ins.has_mod(".red");
 }
 
 void names_in(const Operand& o, ExprRefs& out) { collect_names(o, out); }
+
+bool has_header_style_qualifier(const Instruction& ins) {
+  static const std::unordered_set<std::string_view> qualifiers = {
+      ".nc", ".ca", ".cg", ".cs", ".lu", ".cv", ".wb", ".wt", ".volatile", ".relaxed", ".acquire", ".release",
+      ".acq_rel", ".weak", ".mmio", ".cta", ".cluster", ".gpu", ".sys", ".L2::cache_hint"};
+  for (auto m : ins.mods)
+    if (qualifiers.count(m) || m.substr(0, 5) == ".L1::" || m.substr(0, 5) == ".L2::") return true;
+  return false;
+}
 
 bool in_range(std::string_view n, std::string_view prefix, uint32_t count) {
   if (n.size() <= prefix.size() || n.substr(0, prefix.size()) != prefix) return false;
@@ -212,10 +221,11 @@ void check_cvta_and_barriers(CheckContext& ctx, FunctionWalk& w) {
         if (src_thread) thread_dep.insert(d->text);
         else thread_dep.erase(d->text);
       }
-    // Global accesses through an unconverted parameter pointer.
-    // ld.global.nc is exempt: __ldg() emits it on generic pointers, so nvcc's own output has it.
+    // Global accesses through an unconverted parameter pointer. Only the plain forms warn:
+    // CUDA's own headers apply .nc (__ldg), cache operators (__ldcs, __stwt), eviction hints
+    // and memory-order qualifiers (cuda::atomic_ref, acquire loads) to generic pointers.
     bool global_access = (fam == "ld" || fam == "st" || fam == "atom" || fam == "red" || fam == "ldu") &&
-                         ins.has_mod(".global") && !ins.has_mod(".nc");
+                         ins.has_mod(".global") && !has_header_style_qualifier(ins);
     if (global_access && ctx.want_warnings()) {
       for (auto& o : ins.operands) {
         if (o.kind != Operand::Kind::address) continue;
@@ -237,14 +247,22 @@ void check_cvta_and_barriers(CheckContext& ctx, FunctionWalk& w) {
 
 void check_setmaxnreg(CheckContext& ctx, FunctionWalk& w) {
   if (!w.f.is_entry) return;
-  for (auto& p : w.f.perf)
+  // ptxas knows the register count at entry from .maxnreg, or from .maxntid together with
+  // .minnctapersm (both fix how many registers a thread may have).
+  bool maxntid = false, minnctapersm = false;
+  for (auto& p : w.f.perf) {
     if (p.name == ".maxnreg") return;
+    maxntid |= p.name == ".maxntid";
+    minnctapersm |= p.name == ".minnctapersm";
+  }
+  if (maxntid && minnctapersm) return;
   for (const Instruction* ins : w.instrs) {
     if (ins->opcode != "setmaxnreg") continue;
     auto& d = ctx.diags.warning(ins->loc, fmt::format("'{}' in kernel '{}' without a register cap: ptxas ignores it "
                                                       "(C7508)", ins->full_opcode(), w.f.name), "setmaxnreg-no-cap");
     d.length = static_cast<uint32_t>(ins->full_opcode().size());
-    d.hint = "add '.maxnreg N' after the kernel's parameter list (or compile with -maxrregcount and no .maxntid)";
+    d.hint = "add '.maxnreg N' after the kernel's parameter list, or '.minnctapersm N' beside its '.maxntid' "
+             "(or compile with -maxrregcount and no .maxntid)";
     return;
   }
 }

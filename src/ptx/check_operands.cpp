@@ -112,19 +112,30 @@ void check_names(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
         report_undeclared_reg(ctx, *n);
         continue;
       }
-      if (ctx.labels.count(t) || ctx.scopes.find(t) || is_special_register(t)) {
-        if (branch && oi == ins.operands.size() - 1 && !ctx.labels.count(t)) {
+      const bool is_label = ctx.find_label(t) != nullptr;
+      if (is_label || ctx.scopes.find(t) || is_special_register(t)) {
+        if (branch && oi == ins.operands.size() - 1 && !is_label) {
           auto& d = ctx.diags.error(n->loc, fmt::format("branch target '{}' is not a label", t), "branch-target");
           d.length = static_cast<uint32_t>(t.size());
         }
         continue;
       }
       if (branch) {
+        if (auto other = ctx.function_labels.find(t); other != ctx.function_labels.end()) {
+          auto& d = ctx.diags.error(n->loc, fmt::format("label '{}' is inside a {{ }} block that does not enclose this "
+                                                        "branch", t), "undeclared-label");
+          d.length = static_cast<uint32_t>(t.size());
+          d.notes.push_back({other->second, "defined here"});
+          d.hint = "labels are scoped to their { } block: a branch reaches labels of its own block and the blocks "
+                   "around it; move the label out of the inner block";
+          continue;
+        }
         auto& d = ctx.diags.error(n->loc, fmt::format("branch target '{}' is not a label in this function", t),
                                   "undeclared-label");
         d.length = static_cast<uint32_t>(t.size());
         std::vector<std::string_view> labels;
-        for (auto& [name, loc] : ctx.labels) labels.push_back(name);
+        for (auto& frame : ctx.label_scopes)
+          for (auto& [name, loc] : frame) labels.push_back(name);
         std::string guess = closest_match(t, labels);
         if (!guess.empty()) {
           d.hint = fmt::format("did you mean '{}'?", guess);

@@ -890,6 +890,17 @@ bool is_component(std::string_view d) {
                            d[1] == 'b' || d[1] == 'a');
 }
 
+// Video instructions select parts of a register operand: .h0/.h1 (halves), .b0..b3 (bytes),
+// and for the SIMD forms .h10-style half pairs and .b3210-style byte lists (digits 0..7).
+bool is_video_selector(std::string_view d) {
+  if (d.size() < 3 || d.size() > 6) return false;
+  char max_digit = d[1] == 'h' ? '1' : d[1] == 'b' ? '7' : 0;
+  if (!max_digit || (d[1] == 'h' && d.size() > 4)) return false;
+  for (char c : d.substr(2))
+    if (c < '0' || c > max_digit) return false;
+  return true;
+}
+
 Expr Parser::parse_primary(int depth) {
   const Token& t = peek();
   Expr e;
@@ -907,6 +918,10 @@ Expr Parser::parse_primary(int depth) {
         if (c.data() == e.text.data() + e.text.size()) e.text = Text(e.text.data(), e.text.size() + c.size());
         else e.text = m_.keep(std::string(e.text) + std::string(c));
       }
+      // %r2.h0: a selector written right after a register name belongs to it.
+      if (peek().kind == Tok::directive && e.text[0] == '%' && is_video_selector(peek().text) &&
+          peek().text.data() == e.text.data() + e.text.size())
+        e.selector = take().text;
       if (peek().is('(') && (e.text == "generic" || e.text == "mask")) {
         take();
         e.kind = Expr::Kind::call;

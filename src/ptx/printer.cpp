@@ -8,7 +8,7 @@ namespace {
 
 void print_expr(std::string& out, const Expr& e) {
   switch (e.kind) {
-    case Expr::Kind::name:
+    case Expr::Kind::name: out += e.text; out += e.selector; return;
     case Expr::Kind::integer:
     case Expr::Kind::floating:
     case Expr::Kind::string: out += e.text; return;

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <map>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -65,8 +64,8 @@ inline std::string case_text(const RuleCase& c) { return "{\n" + c.setup + c.lin
 
 // Line numbers (1-based) that ptxas rejects when all cases run in one module. A fatal parse
 // error stops ptxas at that line: the line is marked rejected, blanked, and ptxas runs again.
-inline std::set<int> ptxas_rejected_lines(std::string text, const std::string& arch) {
-  std::set<int> rejected;
+inline std::map<int, std::string> ptxas_rejected_lines(std::string text, const std::string& arch) {
+  std::map<int, std::string> rejected;
   for (int round = 0; round < 400; ++round) {
     toolchain::AssembleOptions o;
     o.arch = arch;
@@ -76,7 +75,7 @@ inline std::set<int> ptxas_rejected_lines(std::string text, const std::string& a
     int last_line = 0;
     for (auto& d : a->diags.list()) {
       if (d.severity != Severity::error || d.loc.line == 0) continue;
-      rejected.insert(static_cast<int>(d.loc.line));
+      rejected.emplace(static_cast<int>(d.loc.line), d.message);
       last_line = std::max(last_line, static_cast<int>(d.loc.line));
       if (d.message.find("Parsing error") != std::string::npos || d.message.find("syntax error") != std::string::npos)
         fatal_at_line = true;
@@ -103,7 +102,7 @@ inline AgreementStats agree_with_ptxas(const std::vector<RuleCase>& cases, const
     text += case_text(c);
   }
   text += "ret;\n}\n";
-  std::set<int> rejected = ptxas_rejected_lines(text, arch.empty() ? h.target : arch);
+  std::map<int, std::string> rejected = ptxas_rejected_lines(text, arch.empty() ? h.target : arch);
   for (size_t i = 0; i < cases.size(); ++i) {
     ++st.cases;
     std::string alone = head + case_text(cases[i]) + "ret;\n}\n";
@@ -117,11 +116,14 @@ inline AgreementStats agree_with_ptxas(const std::vector<RuleCase>& cases, const
       if (first.empty()) first = d.message + " [" + d.check_id + "]";
       if (static_cast<int>(d.loc.line) == line) we_error_at_line = true;
     }
-    bool ptxas_rejects = rejected.count(defect_lines[i]) > 0;
+    auto verdict = rejected.find(defect_lines[i]);
+    bool ptxas_rejects = verdict != rejected.end();
     if (ptxas_rejects) {
       ++st.ptxas_rejects;
       if (we_error_at_line) ++st.we_flag;
-      else st.problems.push_back(fmt::format("missed (ptxas rejects): {}{}", cases[i].line, we_error ? " [we flag another line: " + first + "]" : ""));
+      else
+        st.problems.push_back(fmt::format("missed (ptxas: {}): {}{}", verdict->second, cases[i].line,
+                                          we_error ? " [we flag another line: " + first + "]" : ""));
     } else if (we_error) {
       ++st.false_alarms;
       st.problems.push_back(fmt::format("false alarm (ptxas accepts): {}  -> {}", cases[i].line, first));

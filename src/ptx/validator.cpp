@@ -10,6 +10,7 @@ namespace {
 
 void walk_block(CheckContext& ctx, const Block& b) {
   ctx.scopes.push();
+  push_label_scope(ctx, b);
   for (auto& s : b.stmts) {
     if (auto* d = std::get_if<VarDecl>(&s.node)) {
       declare(ctx, *d);
@@ -21,12 +22,13 @@ void walk_block(CheckContext& ctx, const Block& b) {
       if (dir->name == ".branchtargets") check_branch_targets_directive(ctx, *dir);
     }
   }
+  ctx.label_scopes.pop_back();
   ctx.scopes.pop();
 }
 
 void walk_function(CheckContext& ctx, const Function& f) {
   ctx.fn = &f;
-  collect_labels(ctx, f);
+  collect_prototypes(ctx, f);
   ctx.scopes.push();
   for (auto& p : f.rets) declare(ctx, p);
   for (auto& p : f.params) declare(ctx, p);
@@ -39,7 +41,7 @@ void walk_function(CheckContext& ctx, const Function& f) {
 }  // namespace
 
 void validate(const Module& m, Diagnostics& diags, const ValidateOptions& opts) {
-  CheckContext ctx{m, diags, opts, {}, {}, nullptr, {}, {}, {}, {}};
+  CheckContext ctx{m, diags, opts, {}, {}, nullptr, {}, {}, {}, {}, {}};
   check_module_header(ctx);
   ctx.scopes.push();  // module scope
   declare_functions(ctx);
