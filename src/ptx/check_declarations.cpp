@@ -93,6 +93,18 @@ void declare(CheckContext& ctx, const VarDecl& d) {
     info.type = d.type;
     info.vec = d.vec;
     info.loc = n.loc;
+    if (is_reg && !n.dims.empty() && n.dims.size() == 1 && n.dims[0] && !n.range) {
+      // `.reg .b32 %r[6];` means a range: report it once here, then declare the range the
+      // writer meant so that the uses of %r0..%r5 do not each report an undeclared register.
+      uint64_t count = *n.dims[0];
+      auto& e = ctx.diags.error(n.loc, fmt::format("registers are declared as a range '{}<{}>', not an array '{}[{}]'",
+                                                   n.name, count, n.name, count), "reg-array");
+      e.length = static_cast<uint32_t>(n.name.size());
+      e.hint = fmt::format("write '.reg {} {}<{}>;' to declare {}0 .. {}{}", d.type, n.name, count, n.name, n.name,
+                           count ? count - 1 : 0);
+      if (count > 0 && count <= (1u << 24)) ctx.scopes.top().add_range(n.name, static_cast<uint32_t>(count), info);
+      continue;
+    }
     if (n.range) {
       ctx.scopes.top().add_range(n.name, *n.range, info);
       continue;

@@ -31,6 +31,26 @@ std::string foreign_mnemonic_hint(std::string_view op) {
   };
   for (auto& [from, to] : table)
     if (op == from) return fmt::format("PTX spells this '{}'", to);
+  // C math functions: PTX has base-2 approximations, so the scaling is part of the answer.
+  static const std::pair<std::string_view, std::string_view> math[] = {
+      {"exp", "PTX has ex2.approx.f32 (2^x): for e^x multiply x by log2(e) first, mul.f32 %t, %x, 0f3FB8AA3B; "
+              "then ex2.approx.f32 %y, %t;"},
+      {"expf", "PTX has ex2.approx.f32 (2^x): for e^x multiply x by log2(e) first, mul.f32 %t, %x, 0f3FB8AA3B; "
+               "then ex2.approx.f32 %y, %t;"},
+      {"exp2", "PTX spells this 'ex2.approx.f32'"},
+      {"log", "PTX has lg2.approx.f32 (log2 x): for ln x multiply its result by ln(2), mul.f32 %y, %t, 0f3F317218"},
+      {"logf", "PTX has lg2.approx.f32 (log2 x): for ln x multiply its result by ln(2), mul.f32 %y, %t, 0f3F317218"},
+      {"log2", "PTX spells this 'lg2.approx.f32'"},
+      {"sqrtf", "PTX spells this 'sqrt.rn.f32' (or sqrt.approx.f32)"},
+      {"rsqrtf", "PTX spells this 'rsqrt.approx.f32'"},
+      {"fabs", "PTX spells this 'abs.f32'"},
+      {"fmaxf", "PTX spells this 'max.f32'"},
+      {"fminf", "PTX spells this 'min.f32'"},
+      {"fmaf", "PTX spells this 'fma.rn.f32'"},
+      {"pow", "PTX has no pow: compute 2^(y*log2(x)) with lg2.approx.f32, mul.f32 and ex2.approx.f32"},
+  };
+  for (auto& [from, text] : math)
+    if (op == from) return std::string(text);
   return "";
 }
 
@@ -97,8 +117,11 @@ void check_modifiers(CheckContext& ctx, const Instruction& ins, const Resolved& 
     for (auto a : split(f.modifiers, ' ')) if (!a.empty() && a.back() != '*') allowed.push_back(a);
     auto& d = ctx.diags.error(ins.loc, fmt::format("'{}' does not take the modifier '{}'", f.name, m), "unknown-modifier");
     d.length = static_cast<uint32_t>(ins.full_opcode().size());
+    bool vector_width = m.size() > 2 && m[1] == 'v' && m.find_first_not_of("0123456789", 2) == std::string_view::npos;
     std::string guess = closest_match(m, allowed);
-    if (!guess.empty()) d.hint = fmt::format("did you mean '{}'?", guess);
+    if (vector_width && family_allows_modifier(f, ".v2"))
+      d.hint = "PTX vectors have 2, 4 or 8 elements (.v2, .v4, .v8): split the access, e.g. a .v2 and a scalar";
+    else if (!guess.empty()) d.hint = fmt::format("did you mean '{}'?", guess);
     else d.hint = fmt::format("see {}", manual_link(f.anchor));
   }
 }

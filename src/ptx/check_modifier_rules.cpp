@@ -51,6 +51,13 @@ Diagnostic& report(CheckContext& ctx, const Instruction& ins, std::string messag
 
 std::string anchor_link(const Resolved& r) { return manual_link(r.family->anchor); }
 
+// A fix-it that inserts `mod` right after the opcode word: cvt.s32.f32 -> cvt.rzi.s32.f32.
+void insert_after_opcode(Diagnostic& d, const Instruction& ins, std::string_view mod) {
+  SourceLoc at = ins.loc;
+  at.col += static_cast<uint32_t>(ins.opcode.size());
+  d.fixit = FixIt{at, 0, std::string(mod)};
+}
+
 // cvt: which rounding a conversion takes ("Rounding modifiers" table of the cvt section).
 //   int->int: none; float->int: an integer rounding (.rni .rzi .rmi .rpi); int->float and
 //   narrowing float->float: a float rounding (.rn .rz .rm .rp); widening float->float: none;
@@ -104,6 +111,7 @@ void check_cvt(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
                                                "modifier", op), "missing-modifier");
         d.hint = fmt::format("write cvt.rzi{}{} to truncate toward zero as C's cast does, or .rni to round to "
                              "nearest even", to, from);
+        insert_after_opcode(d, ins, ".rzi");
       } else {
         auto& d = report(ctx, ins, fmt::format("'{}' rounds a float to an integer: '{}' is not an integer rounding "
                                                "modifier", op, rnd), "illegal-modifier");
@@ -116,6 +124,7 @@ void check_cvt(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
         auto& d = report(ctx, ins, fmt::format("'{}' ({}) can lose precision and needs a rounding modifier", op, kinds),
                          "missing-modifier");
         d.hint = fmt::format("write cvt.rn{}{} (round to nearest even)", to, from);
+        insert_after_opcode(d, ins, ".rn");
       } else {
         auto& d = report(ctx, ins, fmt::format("'{}' ({}) takes a floating-point rounding modifier, not '{}'", op,
                                                kinds, rnd), "illegal-modifier");
@@ -163,6 +172,7 @@ void check_float_arith(CheckContext& ctx, const Instruction& ins, const Resolved
                      "missing-modifier");
     d.hint = fmt::format("write {}.approx{}{}", fam, ftz ? ".ftz" : "", type);
     if (fam == "ex2") d.hint += "; for e^x compute 2^(x*log2(e)): mul.f32 by 0f3FB8AA3B (1.4427) first";
+    if (ins.opcode == fam) insert_after_opcode(d, ins, ".approx");
     return;
   }
   static const std::unordered_set<std::string_view> arith = {"add", "sub", "mul", "mad", "fma", "div", "sqrt", "rcp"};
@@ -207,6 +217,7 @@ void check_float_arith(CheckContext& ctx, const Instruction& ins, const Resolved
   if (!needs_rounding || has_rnd || approx || full) return;
   auto& d = report(ctx, ins, fmt::format("'{}' needs a rounding modifier{}", op, approx_form ? " or '.approx'" : ""),
                    "missing-modifier");
+  if (ins.opcode == fam) insert_after_opcode(d, ins, ".rn");
   if (fam == "mad" || fam == "fma")
     d.hint = fmt::format("write {}.rn{}{} (a fused multiply-add rounded once)", fam, ftz ? ".ftz" : "", type);
   else if (approx_form && !f64)
@@ -238,6 +249,7 @@ void check_int_arith(CheckContext& ctx, const Instruction& ins, const Resolved& 
                        "missing-modifier");
       d.hint = fmt::format("write {}.lo{} for the low half of the product (what C's '*' gives), .wide for the "
                            "full double-width product", fam, type);
+      insert_after_opcode(d, ins, ".lo");
       return;
     }
     if (wide && type_bits(type) == 64) {

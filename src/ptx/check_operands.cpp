@@ -5,6 +5,7 @@
 // immediates fit and are of the right sort [immediate-type, immediate-range].
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -26,6 +27,19 @@ void collect_names(const Operand& o, ExprRefs& out) {
 
 namespace {
 
+// CUDA C++ names for special registers, as models write them.
+std::string_view cuda_special_register(std::string_view name) {
+  static const std::pair<std::string_view, std::string_view> table[] = {
+      {"%threadIdx", "%tid"}, {"%blockIdx", "%ctaid"}, {"%blockDim", "%ntid"}, {"%gridDim", "%nctaid"},
+      {"%lane_id", "%laneid"}, {"%laneId", "%laneid"}, {"%lane", "%laneid"}, {"%warp_id", "%warpid"},
+      {"%warpId", "%warpid"}, {"%threadidx", "%tid"}, {"%blockidx", "%ctaid"}, {"%thread_id", "%tid"},
+      {"%block_id", "%ctaid"}, {"%clock64", "%clock64"}, {"%smid", "%smid"}};
+  std::string_view base = name.substr(0, name.find('.'));
+  for (auto& [from, to] : table)
+    if (base == from) return to;
+  return {};
+}
+
 bool is_branch(const Resolved& r) { return r.family && (r.family->name == "bra" || r.family->name == "brx.idx"); }
 
 void report_undeclared_reg(CheckContext& ctx, const Expr& n) {
@@ -38,6 +52,13 @@ void report_undeclared_reg(CheckContext& ctx, const Expr& n) {
   }
   auto& d = ctx.diags.error(n.loc, fmt::format("register '{}' is not declared", n.text), "undeclared-reg");
   d.length = static_cast<uint32_t>(n.text.size());
+  if (std::string_view special = cuda_special_register(n.text); !special.empty()) {
+    size_t dot = n.text.find('.');
+    std::string fixed = std::string(special) + (dot == std::string_view::npos ? "" : std::string(n.text.substr(dot)));
+    d.hint = fmt::format("the special register is spelled '{}' in PTX (read it with mov.u32 %r, {};)", fixed, fixed);
+    d.fixit = FixIt{n.loc, static_cast<uint32_t>(n.text.size()), fixed};
+    return;
+  }
   size_t digits = n.text.find_first_of("0123456789");
   std::string_view prefix = n.text.substr(0, digits);
   // The conventional type for nvcc's register prefixes.
@@ -208,6 +229,30 @@ std::optional<Literal> literal_of(const Expr& e) {
   return lit;
 }
 
+// An integer where a float belongs: a hex literal is almost always a bit pattern written
+// with C's 0x (PTX spells it 0f for .f32, 0d for .f64); a decimal one is a value.
+std::string float_literal_hint(const Expr& e, const Literal& lit, std::string_view type) {
+  const Expr* x = &e;
+  while (x->kind == Expr::Kind::unary && !x->args.empty()) x = &x->args[0];
+  bool hex = x->text.size() > 2 && (x->text[1] == 'x' || x->text[1] == 'X');
+  bool f64 = type == ".f64";
+  if (hex && !lit.negative && lit.fits64 && (f64 || lit.magnitude <= 0xFFFFFFFFull) && (type == ".f32" || f64)) {
+    double value;
+    if (f64) {
+      std::memcpy(&value, &lit.magnitude, sizeof value);
+    } else {
+      uint32_t bits32 = static_cast<uint32_t>(lit.magnitude);
+      float f;
+      std::memcpy(&f, &bits32, sizeof f);
+      value = f;
+    }
+    std::string pattern = f64 ? fmt::format("0d{:016X}", lit.magnitude) : fmt::format("0f{:08X}", lit.magnitude);
+    return fmt::format("a bit pattern is written {} in PTX (the value {}), not with C's 0x", pattern, value);
+  }
+  return fmt::format("write a floating-point literal: {}{}.0 or its bit pattern (0f...)", lit.negative ? "-" : "",
+                     lit.magnitude);
+}
+
 bool fits(const Literal& lit, int bits) {
   if (!lit.fits64) return false;
   if (bits >= 64) return true;
@@ -267,8 +312,12 @@ struct OperandChecker {
               "immediate-type", "bit-typed operands take 0f/0d bit patterns, e.g. 0f3F800000 for 1.0");
       } else if (!lit->is_float && tk == 'f') {
         error(o, fmt::format("integer literal used as a {} operand of '{}'", type, opname), "immediate-type",
-              fmt::format("write a floating-point literal: {}{}.0 or its bit pattern (0f...)",
-                          lit->negative ? "-" : "", lit->magnitude));
+              float_literal_hint(o.expr, *lit, type));
+        bool hex = o.expr.kind == Expr::Kind::integer && o.expr.text.size() > 2 && (o.expr.text[1] == 'x' || o.expr.text[1] == 'X');
+        if (hex && lit->fits64 && (type == ".f64" || (type == ".f32" && lit->magnitude <= 0xFFFFFFFFull)))
+          ctx.diags.list().back().fixit =
+              FixIt{o.loc, static_cast<uint32_t>(o.expr.text.size()),
+                    type == ".f64" ? fmt::format("0d{:016X}", lit->magnitude) : fmt::format("0f{:08X}", lit->magnitude)};
       } else if (!lit->is_float && (tk == 'u' || tk == 's' || tk == 'b') && !fits(*lit, type_bits(type)) &&
                  ctx.want_warnings()) {
         auto& d = ctx.diags.warning(o.loc, fmt::format("immediate {} does not fit in {} (ptxas truncates it silently)",
@@ -297,7 +346,11 @@ struct OperandChecker {
       auto& d = ctx.diags.error(o.loc, fmt::format("operand {} '{}' is {}", pos, o.expr.text, why), "operand-type");
       d.length = static_cast<uint32_t>(o.expr.text.size());
       d.notes.push_back({s->loc, fmt::format("'{}' declared {} here", o.expr.text, s->type)});
-      if (type_bits(s->type) != type_bits(type))
+      if (s->type == ".pred")
+        d.hint = fmt::format("a predicate is not a number: turn it into one with selp, e.g. selp{0} %v, 1, 0, {1}; "
+                             "then use %v", type_kind(type) == 'f' ? std::string(type) : ".u" + std::to_string(std::max(16, type_bits(type))),
+                             o.expr.text);
+      else if (type_bits(s->type) != type_bits(type))
         d.hint = "convert with cvt first, or use a register of the right width";
       else
         d.hint = fmt::format("use a {} (or .b{}) register, or reinterpret with mov.b{}", type, type_bits(type),
@@ -338,13 +391,19 @@ struct OperandChecker {
 
   void check_vector_or_scalar(const Operand& o, std::string_view type, char kind, bool relaxed, int pos) {
     uint32_t want = 0;
-    for (auto& m : ins.mods)
+    bool other_width = false;  // .v3, .v16: unknown-modifier has reported it
+    for (auto& m : ins.mods) {
       if (m == ".v2" || m == ".v4" || m == ".v8") want = static_cast<uint32_t>(m[2] - '0');
+      else if (m.size() > 2 && m[1] == 'v' && std::isdigit(static_cast<unsigned char>(m[2]))) other_width = true;
+    }
     if (o.kind == Operand::Kind::vector) {
       if (want == 0) {
-        if (r.family->name == "mov") return;  // mov packs and unpacks: mov.b64 %rd1, {%r1, %r2}
+        if (r.family->name == "mov" || other_width) return;  // mov packs and unpacks: mov.b64 %rd1, {%r1, %r2}
+        size_t n = o.elems.size();
         error(o, fmt::format("'{}' has no .v2/.v4 modifier but operand {} is a vector", opname, pos), "vector-width",
-              fmt::format("add .v{} to the instruction, or pass a single register", o.elems.size()));
+              n == 2 || n == 4 || n == 8 ? fmt::format("add .v{} to the instruction, or pass a single register", n)
+                                         : "PTX vectors have 2, 4 or 8 elements: split the access, or pass a single "
+                                           "register");
         return;
       }
       if (o.elems.size() != want) {
@@ -409,6 +468,23 @@ void check_operands(CheckContext& ctx, const Instruction& ins, const Resolved& r
                                                    opname), "operand-count");
     d.length = static_cast<uint32_t>(opname.size());
     return;
+  }
+  // ld d, [a] and st [a], b: the same two operands the other way round are one mistake.
+  if ((f.name == "ld" || f.name == "st") && n == 2) {
+    bool st = f.name == "st";
+    const Operand& first = ins.operands[0];
+    const Operand& second = ins.operands[1];
+    bool swapped = st ? first.kind != Operand::Kind::address && second.kind == Operand::Kind::address
+                      : first.kind == Operand::Kind::address && second.kind != Operand::Kind::address;
+    if (swapped) {
+      auto& d = ctx.diags.error(first.loc, fmt::format("the operands of '{}' are the wrong way round: {}", opname,
+                                                       st ? "st takes the address first, then the value"
+                                                          : "ld takes the destination register first, then the address"),
+                                "operand-kind");
+      d.length = static_cast<uint32_t>(print(first).size());
+      d.hint = fmt::format("write {} {}, {};", opname, print(second), print(first));
+      return;
+    }
   }
   OperandChecker c{ctx, ins, r, opname};
   bool relaxed = f.name == "ld" || f.name == "st" || f.name == "ldu" || f.name == "cvt";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -110,6 +111,23 @@ struct SkipTable {
   }
 };
 constexpr SkipTable kSkip{};
+
+// A number running into letters. C's float suffix (1.0f) is the common case in model output.
+std::string malformed_number_hint(std::string_view text, std::string_view number) {
+  std::string_view rest = text.substr(number.size());
+  bool looks_float = number.find_first_of(".eE") != std::string_view::npos;
+  if ((rest == "f" || rest == "F") && looks_float && number.size() < 64) {
+    float v = std::strtof(std::string(number).c_str(), nullptr);
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return fmt::format("PTX float literals take no 'f' suffix: write {} (or its .f32 bit pattern 0f{:08X})", number,
+                       bits);
+  }
+  if (rest == "f" || rest == "F" || rest == "ll" || rest == "LL" || rest == "l" || rest == "L" || rest == "ul" ||
+      rest == "UL" || rest == "ull" || rest == "ULL")
+    return fmt::format("PTX numbers take no C suffix '{}': write {}", rest, number);
+  return "identifiers cannot start with a digit";
+}
 }  // namespace
 
 // At a '/', '`', '~', '#' or a letter in column 1: skips a comment or a non-PTX line and
@@ -195,9 +213,9 @@ Token Lexer::lex_number(size_t start, SourceLoc loc) {
   Token t = make(is_float ? Tok::floating : Tok::integer, start, loc);
   if (is_ident_char(peek(0))) {
     while (pos_ < src_.size() && is_ident_char(src_[pos_])) bump(1);
-    report(loc, static_cast<uint32_t>(pos_ - start),
-           fmt::format("malformed number '{}'", src_.substr(start, pos_ - start)), "bad-literal",
-           "identifiers cannot start with a digit");
+    std::string_view text = src_.substr(start, pos_ - start);
+    report(loc, static_cast<uint32_t>(pos_ - start), fmt::format("malformed number '{}'", text), "bad-literal",
+           malformed_number_hint(text, t.text));
     return make(Tok::bad, start, loc);
   }
   return t;

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include <unordered_set>
+
 #include <fmt/format.h>
 
 #include "ptx/isa.h"
@@ -94,6 +96,7 @@ class Parser {
   void error_at(const Token& t, std::string msg, std::string hint = {});
   bool stopped() const { return stopped_; }
   void skip_statement();  // to after ';' or before '}' / eof
+  bool report_cuda_source(const Token& t);
   std::string unexpected(const Token& t);
 
   void parse_top_item(Building<TopItem>& items);
@@ -199,6 +202,29 @@ bool Parser::expect(char c, std::string_view context) {
   return false;
 }
 
+// CUDA C++ pasted where PTX belongs: a C keyword or CUDA built-in that no PTX statement starts
+// with, followed by what C puts after it. One error for the line, named for what it is.
+bool Parser::report_cuda_source(const Token& t) {
+  static const std::unordered_set<std::string_view> words = {
+      "int", "unsigned", "float", "double", "void", "char", "short", "long", "bool", "auto", "const", "if", "else",
+      "for", "while", "do", "return", "switch", "struct", "__global__", "__device__", "__shared__", "__syncthreads",
+      "__restrict__", "extern", "template", "size_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "float4",
+      "float2", "half", "__half", "static", "threadIdx", "blockIdx", "blockDim", "gridDim", "atomicAdd"};
+  if (t.kind != Tok::ident || !words.count(t.text) || is_known_opcode(t.text)) return false;
+  const Token& n = peek_next();
+  bool c_like = n.kind == Tok::ident || n.is('(') || n.is('*') || n.is('<') || n.is('=') || n.is('{') ||
+                n.kind == Tok::directive;  // threadIdx.x
+  if (!c_like) return false;
+  size_t before = diags_.list().size();
+  error(t.loc, fmt::format("this is CUDA C++, not PTX ('{}' starts no PTX statement)", t.text),
+        "ptxforge checks PTX: compile the CUDA source with nvcc -ptx (a .cu candidate can be given to 'ptxforge run' "
+        "as it is), or write the PTX instructions",
+        static_cast<uint32_t>(t.text.size()));
+  if (diags_.list().size() > before) diags_.list().back().check_id = "cuda-source";
+  skip_statement();
+  return true;
+}
+
 void Parser::skip_statement() {
   int depth = 0;
   while (!at_eof()) {
@@ -261,6 +287,7 @@ void Parser::parse_top_item(Building<TopItem>& items) {
     return;
   }
   if (t.kind != Tok::directive) {
+    if (report_cuda_source(t)) return;
     std::string hint;
     if (t.kind == Tok::ident)
       hint = "instructions belong inside an .entry or .func body; module level holds directives and declarations";
@@ -706,6 +733,7 @@ bool Parser::parse_statement(Building<Statement>& b, int depth) {
     skip_statement();
     return false;
   }
+  if (!guard && report_cuda_source(peek())) return false;
   Instruction ins;
   ins.guard = guard;
   parse_instruction(ins);

@@ -43,7 +43,7 @@ struct AgreementStats {
 inline std::string rule_prelude() {
   return ".reg .b32 %r<20>;\n.reg .b64 %rd<20>;\n.reg .b16 %h<20>;\n.reg .f32 %f<20>;\n.reg .f64 %fd<20>;\n"
          ".reg .pred %p<8>;\n.reg .u32 %u<8>;\n.reg .s32 %s<8>;\n.reg .u64 %ud<8>;\n.reg .s64 %sd<8>;\n"
-         ".reg .f16 %hf<8>;\n.reg .bf16 %bh<8>;\n.reg .f16x2 %hh<8>;\n.reg .u16 %us<8>;\n.reg .s16 %ss<8>;\n";
+         ".reg .f16 %hf<8>;\n.reg .u16 %us<8>;\n.reg .s16 %ss<8>;\n";
 }
 
 inline std::string rule_module_head(const RuleHeader& h) {
