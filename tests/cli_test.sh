@@ -107,6 +107,11 @@ if { ((rc == 2)) && grep -q "^verdict: NOT verified on a GPU" <<<"$out"; } || { 
   passed=$((passed+1)); else echo "FAIL: run on the solution: exit $rc"; echo "$out"; fail=$((fail+1)); fi
 mkdir -p "$tmp/badtask"; printf 'name = "x"\n[[param]]\nname = "a"\ndtype = "f99"\n' > "$tmp/badtask/task.toml"
 expect 2 "task.toml:4:9: error: unknown dtype 'f99'" run "$tmp/badtask" "$root/examples/vector_add.ptx"
+# A suite holding a task that does not load: the input has errors (exit 1).
+mkdir -p "$tmp/data/tasks/level1/bad" && cp "$tmp/badtask/task.toml" "$tmp/data/tasks/level1/bad/"
+PTXFORGE_DATA_DIR="$tmp/data" expect 1 "INVALID" suite list
+PTXFORGE_DATA_DIR="$tmp/data" expect 1 "INVALID" suite validate --no-time
+PTXFORGE_DATA_DIR="$tmp/data" expect 1 "unknown dtype" suite show bad
 expect 0 "usage|Usage" help run
 # suite validate: an unknown task is a usage error; --json is one document.
 expect 2 "no task 'vektor_add'.*did you mean 'vector_add'" suite validate --task vektor_add
