@@ -145,6 +145,7 @@ Result<std::string> find_entry_in_ptx(const std::string& ptx, const std::string&
   // A kernel without extern "C" has a C++ mangled name (_Z5twicePKfPfj): the one whose
   // demangled form is `entry(...)` is it.
   for (auto& n : names) {
+    if (!starts_with(n, "_Z")) continue;  // not mangled ("f" alone would demangle as a type)
     int status = 0;
     std::unique_ptr<char, void (*)(void*)> demangled(abi::__cxa_demangle(n.c_str(), nullptr, nullptr, &status), std::free);
     if (status == 0 && demangled && starts_with(demangled.get(), entry + "(")) return n;
