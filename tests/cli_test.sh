@@ -74,6 +74,9 @@ expect 0 "^\.version 6\.3" fmt --add-header "$root/examples/snippet_no_header.pt
 expect 0 "assembled" assemble "$root/examples/vector_add.ptx" --arch sm_90a
 expect 1 "FAILED" assemble "$root/examples/broken_vector_add.ptx" --arch sm_90a
 expect 2 "cannot read" assemble "$tmp/missing.ptx"
+expect 2 "'sm_9x' is not a target.*did you mean" assemble --arch sm_9x "$root/examples/vector_add.ptx"
+expect 2 "'sm_9x' is not a target" check --ptxas --arch sm_9x "$root/examples/vector_add.ptx"
+expect 2 "'sm_9x' is not a target" run --arch sm_9x vector_add "$root/examples/vector_add.ptx"
 expect 2 "" assemble "$root/examples/vector_add.ptx" --timeout -1
 expect 2 "cannot read" fmt "$tmp/missing.ptx"
 expect 2 "" fmt --bogus "$root/examples/vector_add.ptx"

@@ -1,5 +1,6 @@
 #include "agent/session.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <type_traits>
@@ -265,9 +266,13 @@ Status validate_options(const CompileOptions& o) {
   auto t = task::load_task(o.task_dir);
   if (!t) return t.error();
   if (auto hw = find_hardware(o.hardware_profile); !hw) return hw.error();
-  for (const std::string* arch : {&o.prompt.arch, &o.run.arch})
-    if (!arch->empty() && !ptx::Target::parse(*arch))
-      return Error{fmt::format("'{}' is not an architecture ptxas knows; write e.g. sm_80, sm_90 or sm_90a", *arch)};
+  for (const std::string* arch : {&o.prompt.arch, &o.run.arch}) {
+    if (arch->empty()) continue;
+    auto t = ptx::Target::parse(*arch);
+    const auto& known = ptx::known_targets();
+    if (!t || std::find(known.begin(), known.end(), *t) == known.end())
+      return Error{fmt::format("'{}' is not a target ptxas knows; write e.g. sm_80, sm_90 or sm_90a", *arch)};
+  }
   if (o.rounds < 1) return Error{"--rounds must be at least 1"};
   if (o.samples < 1) return Error{"--samples must be at least 1"};
   if (o.run.seeds < 1) return Error{"--seeds must be at least 1"};

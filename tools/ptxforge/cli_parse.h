@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "ptx/target.h"
 #include "util/text.h"
 
 namespace ptxforge::cli {
@@ -27,6 +28,23 @@ int unknown_subcommand(App& app, const std::vector<std::string>& args) {
   for (auto& n : names) std::cerr << " " << n;
   std::cerr << "\nrun 'ptxforge help " << app.get_name() << "' for usage\n";
   return kExitUsage;
+}
+
+// --arch: a target ptxforge knows (sm_80, sm_90a, ...); a typo is a usage error with a
+// guess, not an assembler failure reported as if the PTX were wrong.
+inline CLI::Validator arch_validator() {
+  return CLI::Validator(
+      [](std::string& arch) -> std::string {
+        std::vector<std::string> names;
+        for (auto& t : ptx::known_targets()) {
+          names.push_back(t.str());
+          if (names.back() == arch) return "";
+        }
+        std::vector<std::string_view> views(names.begin(), names.end());
+        std::string guess = closest_match(arch, views);
+        return "'" + arch + "' is not a target ptxas knows" + (guess.empty() ? "" : "; did you mean '" + guess + "'?");
+      },
+      "ARCH");
 }
 
 template <typename App>

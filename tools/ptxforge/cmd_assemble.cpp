@@ -30,7 +30,7 @@ int cmd_assemble(const std::vector<std::string>& args) {
   double timeout = 120;
   bool json = false;
   app.add_option("file", file, "PTX file ('-' for stdin)")->required();
-  app.add_option("--arch", arch, "target architecture (default: the module's .target, else the GPU's, else sm_90a)");
+  app.add_option("--arch", arch, "target architecture (default: the module's .target, else the GPU's, else sm_90a)")->check(arch_validator());
   app.add_option("-O", opt, "ptxas optimisation level (0-3)")->capture_default_str()->check(CLI::Range(0, 3));
   app.add_option("--backend", backend, "ptxas or nvjitlink")->check(CLI::IsMember({"ptxas", "nvjitlink"}))
       ->capture_default_str();

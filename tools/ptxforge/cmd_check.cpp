@@ -30,7 +30,7 @@ int cmd_check(const std::vector<std::string>& args) {
   app.add_option("files", files, "PTX files ('-' for stdin)")->required();
   app.add_option("--format", format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   app.add_flag("--ptxas", with_ptxas, "also assemble with ptxas and show both verdicts");
-  app.add_option("--arch", arch, "architecture for --ptxas (default: the module's .target, else the GPU's, else sm_90a)");
+  app.add_option("--arch", arch, "architecture for --ptxas (default: the module's .target, else the GPU's, else sm_90a)")->check(arch_validator());
   app.add_flag("--no-warnings", no_warnings, "report errors only");
   app.add_flag("--Werror", werror, "treat warnings as errors for the exit code");
   app.add_option("--color", color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));

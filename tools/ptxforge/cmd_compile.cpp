@@ -41,7 +41,7 @@ int cmd_compile(const std::vector<std::string>& args) {
   app.add_option("--out", out, "session folder (default: sessions/<task>-<time>)");
   app.add_option("--resume", resume_dir, "continue the session in this folder");
   app.add_option("--hardware", hardware, "describe this hardware profile instead of the GPU (h200)");
-  app.add_option("--arch", arch, "target (default: the GPU's, else sm_90a)");
+  app.add_option("--arch", arch, "target (default: the GPU's, else sm_90a)")->check(arch_validator());
   app.add_option("--temperature", temperature, "sampling temperature")->capture_default_str();
   app.add_option("--max-tokens", max_tokens, "reply token limit")->capture_default_str();
   app.add_option("--seeds", seeds, "input seeds per size set when verifying")->capture_default_str();

@@ -25,7 +25,7 @@ int cmd_run(const std::vector<std::string>& args) {
   app.add_option("--sizes", sizes, "verify on the shown sizes only, or on all (held-back included)")
       ->check(CLI::IsMember({"shown", "all"}))->capture_default_str();
   app.add_option("--seeds", seeds, "input seeds per size set")->check(CLI::Range(1, 100))->capture_default_str();
-  app.add_option("--arch", arch, "assemble for this target (default: the GPU's, else sm_90a)");
+  app.add_option("--arch", arch, "assemble for this target (default: the GPU's, else sm_90a)")->check(arch_validator());
   app.add_option("--launch", launch, "a TOML launch spec instead of the candidate's `// @launch` lines");
   app.add_option("--timeout", timeout, "seconds before a hanging verify is killed")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_flag("--no-time", no_time, "skip the timing stage");
