@@ -48,6 +48,9 @@ if [[ -x /usr/local/cuda/bin/ptxas ]] || command -v ptxas >/dev/null; then
   expect 1 "file '$tmp/blank.ptx'" assemble --arch sm_90 "$tmp/blank.ptx"
   if "$ptxforge" check --ptxas --arch sm_90 "$tmp/blank.ptx" 2>&1 | grep -q "ptxforge-ptxas"; then
     echo "FAIL: check --ptxas shows ptxas's temp path"; fail=$((fail+1)); else passed=$((passed+1)); fi
+  # The front-end rules agree with ptxas: it rejects a byte-order mark and an empty file as well.
+  expect 1 "ptxas sm_90a: FAILED" check --ptxas "$tmp/bom.ptx"
+  expect 1 "ptxas sm_90: FAILED" check --ptxas --arch sm_90 "$tmp/empty.ptx"
   # assemble targets the module's own .target unless told otherwise.
   sed 's/^\.target sm_90a/.target sm_80/' "$root/examples/vector_add.ptx" > "$tmp/sm80.ptx"
   expect 0 "assembled with ptxas for sm_80" assemble "$tmp/sm80.ptx"
