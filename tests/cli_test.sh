@@ -31,9 +31,41 @@ fi
 expect 1 "undeclared-reg" check "$root/examples/broken_vector_add.ptx"
 expect 1 '"check": "undeclared-reg"' check --format json "$root/examples/broken_vector_add.ptx"
 : > "$tmp/empty.ptx"
-expect 0 "" check "$tmp/empty.ptx"
+expect 1 "empty-input" check "$tmp/empty.ptx"          # ptxas rejects an empty file too
+printf '  \n\t\n' > "$tmp/blank.ptx"
+expect 1 "only whitespace.*empty-input" check "$tmp/blank.ptx"
+expect 2 "is a folder" check "$tmp"
+expect 2 "is a folder" assemble "$tmp"
+{ printf '\xef\xbb\xbf'; cat "$root/examples/vector_add.ptx"; } > "$tmp/bom.ptx"
+expect 1 "byte-order-mark" check "$tmp/bom.ptx"
 head -c 65536 /dev/urandom > "$tmp/garbage.ptx"
-expect 1 "error" check "$tmp/garbage.ptx"
+expect 1 "binary-input" check "$tmp/garbage.ptx"
+lines=$("$ptxforge" check "$tmp/garbage.ptx" 2>&1 | wc -l)
+if ((lines <= 6)); then passed=$((passed+1)); else echo "FAIL: binary input gave $lines lines of diagnostics"; fail=$((fail+1)); fi
+if [[ -x /usr/local/cuda/bin/ptxas ]] || command -v ptxas >/dev/null; then
+  # ptxas's messages name the user's file, never the private copy ptxas reads.
+  expect 1 "file '$tmp/blank.ptx'" check --ptxas --arch sm_90 "$tmp/blank.ptx"
+  expect 1 "file '$tmp/blank.ptx'" assemble --arch sm_90 "$tmp/blank.ptx"
+  if "$ptxforge" check --ptxas --arch sm_90 "$tmp/blank.ptx" 2>&1 | grep -q "ptxforge-ptxas"; then
+    echo "FAIL: check --ptxas shows ptxas's temp path"; fail=$((fail+1)); else passed=$((passed+1)); fi
+  # The front-end rules agree with ptxas: it rejects a byte-order mark and an empty file as well.
+  expect 1 "ptxas sm_90a: FAILED" check --ptxas "$tmp/bom.ptx"
+  expect 1 "ptxas sm_90: FAILED" check --ptxas --arch sm_90 "$tmp/empty.ptx"
+  # assemble targets the module's own .target unless told otherwise.
+  sed 's/^\.target sm_90a/.target sm_80/' "$root/examples/vector_add.ptx" > "$tmp/sm80.ptx"
+  expect 0 "assembled with ptxas for sm_80" assemble "$tmp/sm80.ptx"
+  expect 0 "for sm_86" assemble --arch sm_86 "$tmp/sm80.ptx"
+fi
+# --format json: one document, an array of file records, each diagnostic naming its file.
+json_ok() {  # json_ok <python assertion over d> <args...>
+  local test=$1; shift
+  if "$ptxforge" "$@" 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); assert $test, d" 2>"$tmp/json.err"; then
+    passed=$((passed+1)); else echo "FAIL: ptxforge $*: JSON is not as expected"; tail -3 "$tmp/json.err"; fail=$((fail+1)); fi
+}
+json_ok 'isinstance(d, list) and len(d) == 1 and d[0]["file"].endswith("broken_vector_add.ptx")' check --format json "$root/examples/broken_vector_add.ptx"
+json_ok 'all(x["file"] == d[0]["file"] for x in d[0]["diagnostics"]) and d[0]["errors"] > 0' check --format json "$root/examples/broken_vector_add.ptx"
+json_ok 'len(d) == 2 and d[1]["readable"] is False and d[1]["diagnostics"][0]["file"] == d[1]["file"] and d[1]["diagnostics"][0]["check"] == "unreadable"' check --format json "$root/examples/vector_add.ptx" "$tmp/missing.ptx"
+expect 2 "" check --format json "$root/examples/vector_add.ptx" "$tmp/missing.ptx"
 printf '\xff\xfe.version 8.0\n' > "$tmp/nonutf8.ptx"
 expect 1 "non-ASCII" check "$tmp/nonutf8.ptx"
 { printf '.version 8.0\n.target sm_90\n.entry k()'; python3 -c "print('{' * 10000 + '}' * 10000)"; } > "$tmp/deep.ptx"
@@ -41,6 +73,30 @@ expect 1 "nested more than" check "$tmp/deep.ptx"
 printf '.version 8.0\n.target sm_90\n/* never closed\n' > "$tmp/uc.ptx"
 expect 1 "unterminated" check "$tmp/uc.ptx"
 expect 0 "^\.version 6\.3" fmt --add-header "$root/examples/snippet_no_header.ptx"
+# The exit-code rule, command by command: 0 fine, 1 the input has errors, 2 usage or environment.
+expect 0 "assembled" assemble "$root/examples/vector_add.ptx" --arch sm_90a
+expect 1 "FAILED" assemble "$root/examples/broken_vector_add.ptx" --arch sm_90a
+expect 2 "cannot read" assemble "$tmp/missing.ptx"
+expect 2 "'sm_9x' is not a target.*did you mean" assemble --arch sm_9x "$root/examples/vector_add.ptx"
+expect 2 "'sm_9x' is not a target" check --ptxas --arch sm_9x "$root/examples/vector_add.ptx"
+expect 2 "'sm_9x' is not a target" run --arch sm_9x vector_add "$root/examples/vector_add.ptx"
+expect 2 "" assemble "$root/examples/vector_add.ptx" --timeout -1
+expect 2 "cannot read" fmt "$tmp/missing.ptx"
+expect 2 "" fmt --bogus "$root/examples/vector_add.ptx"
+expect 2 "" suite --bogus
+expect 2 "" doctor --bogus
+out=$("$ptxforge" doctor 2>&1); rc=$?
+if ((rc == 0 || rc == 2)); then passed=$((passed+1)); else echo "FAIL: doctor exited $rc"; fail=$((fail+1)); fi
+expect 2 "" run vector_add "$root/examples/vector_add.ptx" --timeout 0
+expect 2 "" task new "$tmp/t0" --from-cuda "$tmp/missing.cu" --entry k
+# help and subcommands say the right thing.
+expect 0 "usage: ptxforge help" help help
+expect 0 "--from-cuda" help task new
+expect 0 "--task" help suite validate
+expect 2 "unknown command 'bogus'" help bogus
+expect 2 "unknown subcommand 'bogus'.*" suite bogus
+expect 2 "did you mean 'validate'" suite valdate
+expect 2 "did you mean 'new'" task nwe
 expect 1 "needs-target" fmt --retarget sm_80 "$root/examples/wgmma_fence.ptx"
 # run / suite / doctor: the harness's contract on a machine with or without a GPU.
 expect 0 "level1/vector_add" suite list
@@ -57,12 +113,43 @@ if { ((rc == 2)) && grep -q "^verdict: NOT verified on a GPU" <<<"$out"; } || { 
   passed=$((passed+1)); else echo "FAIL: run on the solution: exit $rc"; echo "$out"; fail=$((fail+1)); fi
 mkdir -p "$tmp/badtask"; printf 'name = "x"\n[[param]]\nname = "a"\ndtype = "f99"\n' > "$tmp/badtask/task.toml"
 expect 2 "task.toml:4:9: error: unknown dtype 'f99'" run "$tmp/badtask" "$root/examples/vector_add.ptx"
+# A suite holding a task that does not load: the input has errors (exit 1).
+mkdir -p "$tmp/data/tasks/level1/bad" && cp "$tmp/badtask/task.toml" "$tmp/data/tasks/level1/bad/"
+PTXFORGE_DATA_DIR="$tmp/data" expect 1 "INVALID" suite list
+PTXFORGE_DATA_DIR="$tmp/data" expect 1 "INVALID" suite validate --no-time
+PTXFORGE_DATA_DIR="$tmp/data" expect 1 "unknown dtype" suite show bad
 expect 0 "usage|Usage" help run
+# suite validate: an unknown task is a usage error; --json is one document.
+expect 2 "no task 'vektor_add'.*did you mean 'vector_add'" suite validate --task vektor_add
+out=$("$ptxforge" suite validate --task vector_add --no-time --json 2>/dev/null); rc=$?
+if python3 -c "import json,sys; d=json.loads(sys.argv[1]); assert d['tasks'][0]['task'] == 'vector_add'" "$out" 2>/dev/null && ((rc == 0 || rc == 2)); then
+  passed=$((passed+1)); else echo "FAIL: suite validate --json (exit $rc) is not one JSON document:"; echo "$out" | head -5; fail=$((fail+1)); fi
+out=$("$ptxforge" run --json --no-time vector_add "$root/examples/broken_vector_add.ptx" "$root/examples/vector_add.ptx" 2>/dev/null)
+if python3 -c "import json,sys; d=json.loads(sys.argv[1]); assert len(d) == 2" "$out" 2>/dev/null; then
+  passed=$((passed+1)); else echo "FAIL: run --json with two candidates is not one JSON array"; fail=$((fail+1)); fi
+# A launch spec's expressions may hold spaces anywhere, also outside parentheses and around '='.
+{ printf '// @launch grid = (32 + 2 * ceil_div(n, 8192), 1, 1) block=(256, 1, 1) smem=4 * 64\n'; grep -v '@launch' "$root/tasks/level1/vector_add/solution.ptx"; } > "$tmp/spaced.ptx"
+out=$("$ptxforge" run --no-time vector_add "$tmp/spaced.ptx" 2>&1)
+if grep -q "launch spec: 1 launch" <<<"$out"; then passed=$((passed+1)); else echo "FAIL: a launch spec with spaces"; echo "$out" | head -5; fail=$((fail+1)); fi
 # compile / task new: clear errors, sessions kept.
 unset ANTHROPIC_API_KEY OPENAI_API_KEY OPENAI_BASE_URL
 expect 2 "ANTHROPIC_API_KEY is not set" compile vector_add --model anthropic:some-model --out "$tmp/s1" --no-cache
 [[ -f "$tmp/s1/session.json" ]] && passed=$((passed+1)) || { echo "FAIL: the session was not kept"; fail=$((fail+1)); }
 expect 2 "unknown model provider 'opnai'.*did you mean 'openai'" compile vector_add --model opnai:x --out "$tmp/s2"
+[[ ! -e "$tmp/s2" ]] && passed=$((passed+1)) || { echo "FAIL: a bad --model left a session folder"; fail=$((fail+1)); }
+expect 2 "sm_9x" compile vector_add --model manual --arch sm_9x --out "$tmp/s4"
+expect 2 "unknown hardware profile" compile vector_add --model manual --hardware h999 --out "$tmp/s4"
+expect 2 "--price" compile vector_add --model manual --price 2.5 --out "$tmp/s4"
+expect 2 "" compile vector_add --model manual --rounds 0 --out "$tmp/s4"
+[[ ! -e "$tmp/s4" ]] && passed=$((passed+1)) || { echo "FAIL: a bad option left a session folder"; fail=$((fail+1)); }
+expect 2 "give only the session folder" compile vector_add --resume "$tmp/s1"
+# Two sessions started in the same second get folders of their own.
+(cd "$tmp" && { "$ptxforge" compile vector_add --model manual >"$tmp/c1.out" 2>&1 & "$ptxforge" compile vector_add --model manual >"$tmp/c2.out" 2>&1; wait; })
+n=$(ls -d "$tmp"/sessions/vector_add-* 2>/dev/null | wc -l)
+if ((n == 2)); then passed=$((passed+1)); else echo "FAIL: two sessions made $n folders"; cat "$tmp/c1.out" "$tmp/c2.out"; fail=$((fail+1)); fi
+# A candidate that fails: compile's exit code is 1.
+python3 -c "import json; print(json.dumps({'replies': ['\`\`\`ptx\n.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry vector_add() { mov.u32 %r1, 1; ret; }\n\`\`\`\n']}))" > "$tmp/broken-replies.json"
+expect 1 "status: not verified" compile vector_add --model "replay:$tmp/broken-replies.json" --rounds 1 --out "$tmp/s5" --no-cache
 expect 2 "give a task and --model" compile
 expect 2 "is not a session folder" compile --resume "$tmp/no-session"
 expect 2 "round-01/reply.md" compile vector_add --model manual --out "$tmp/s3"
@@ -71,5 +158,15 @@ printf 'extern "C" __global__ void twice(const float* x, float* y, unsigned n) {
 expect 0 "created .*task.toml" task new "$tmp/twice" --from-cuda "$tmp/twice.cu" --entry twice
 expect 0 "Entry name: .twice" suite show "$tmp/twice"
 expect 2 "no __global__ function 'thrice'" task new "$tmp/thrice" --from-cuda "$tmp/twice.cu" --entry thrice
+if [[ -x $nvcc ]]; then
+  # Without extern "C" nvcc mangles the name; the task still gets the user's name.
+  sed 's/extern "C" //' "$tmp/twice.cu" > "$tmp/mangled.cu"
+  expect 0 "created" task new "$tmp/mangled" --from-cuda "$tmp/mangled.cu" --entry twice
+  grep -q "^.visible .entry twice(" "$tmp/mangled/solution.ptx" && passed=$((passed+1)) || { echo "FAIL: the mangled kernel's solution.ptx"; fail=$((fail+1)); }
+  # nvcc failing is an error, and nothing is written.
+  printf 'extern "C" __global__ void k(float* y) { y[0] = no_such_thing; }\n' > "$tmp/broken.cu"
+  expect 2 "nvcc could not compile.*" task new "$tmp/broken" --from-cuda "$tmp/broken.cu" --entry k
+  [[ ! -e "$tmp/broken/task.toml" ]] && passed=$((passed+1)) || { echo "FAIL: a task was written though nvcc failed"; fail=$((fail+1)); }
+fi
 echo "$passed passed, $fail failed"
 [[ $fail -eq 0 ]]

@@ -10,6 +10,7 @@
 #include "agent/extract.h"
 #include "agent/feedback.h"
 #include "agent/hardware.h"
+#include "gpu/driver.h"
 #include "llm/cache.h"
 #include "toolchain/nvrtc.h"
 #include "toolchain/ptxas.h"
@@ -22,61 +23,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-json options_json(const CompileOptions& o) {
-  return {{"task_dir", o.task_dir},
-          {"model", o.model},
-          {"mode", o.prompt.mode == Mode::translate ? "translate" : "implement"},
-          {"knowledge", std::string(knowledge_level_name(o.prompt.knowledge))},
-          {"fewshot_nvcc", o.prompt.fewshot_nvcc},
-          {"prompt_rules", o.prompt.role},
-          {"prompt_format", o.prompt.format},
-          {"arch", o.prompt.arch},
-          {"hardware_profile", o.hardware_profile},
-          {"rounds", o.rounds},
-          {"samples", o.samples},
-          {"target_speedup", o.target_speedup},
-          {"cache", o.cache},
-          {"temperature", o.temperature},
-          {"max_tokens", o.max_tokens},
-          {"seeds", o.run.seeds},
-          {"held_back", o.run.held_back},
-          {"time", o.run.time},
-          {"price_in", o.prices.known ? o.prices.input_per_mtok : 0.0},
-          {"price_out", o.prices.known ? o.prices.output_per_mtok : 0.0},
-          {"prices_known", o.prices.known}};
-}
-
-Result<CompileOptions> options_from(const json& j, const std::string& out) {
-  try {
-    CompileOptions o;
-    o.task_dir = j.at("task_dir");
-    o.model = j.at("model");
-    o.prompt.mode = j.value("mode", "implement") == "translate" ? Mode::translate : Mode::implement;
-    auto k = parse_knowledge_level(j.value("knowledge", "templates"));
-    if (!k) return k.error();
-    o.prompt.knowledge = *k;
-    o.prompt.fewshot_nvcc = j.value("fewshot_nvcc", false);
-    o.prompt.role = j.value("prompt_rules", true);
-    o.prompt.format = j.value("prompt_format", true);
-    o.prompt.arch = j.value("arch", "sm_90a");
-    o.hardware_profile = j.value("hardware_profile", "");
-    o.rounds = j.value("rounds", 8);
-    o.samples = j.value("samples", 1);
-    o.target_speedup = j.value("target_speedup", 0.0);
-    o.cache = j.value("cache", true);
-    o.temperature = j.value("temperature", 0.2);
-    o.max_tokens = j.value("max_tokens", 16384);
-    o.run.seeds = j.value("seeds", 3);
-    o.run.held_back = j.value("held_back", true);
-    o.run.time = j.value("time", true);
-    o.prices = {j.value("price_in", 0.0), j.value("price_out", 0.0), j.value("prices_known", false)};
-    o.out = out;
-    return o;
-  } catch (const std::exception& e) {
-    return Error{fmt::format("{}/session.json is damaged: {}", out, e.what())};
-  }
-}
 
 double geomean(const std::vector<double>& v) {
   if (v.empty()) return 0;
@@ -122,6 +68,7 @@ struct Shared {
   const llm::ResponseCache& cache;
   const ProviderFactory& make;
   const std::vector<std::string>& worker_argv;
+  bool gpu_here;  // a GPU is present now: rounds saved without one are verified again
   std::mutex gpu;  // one candidate on the GPU at a time: timings stay undisturbed
 };
 
@@ -150,12 +97,15 @@ struct Trajectory {
       std::string d = round_dir(dir, r);
       std::error_code ec;
       fs::create_directories(d, ec);
-      if (auto saved = load_round(d)) {  // evaluated before (a resumed session)
+      std::optional<RoundSummary> saved = load_round(d);  // evaluated before (a resumed session)
+      if (saved && !needs_gpu_reverify(*saved, sh.gpu_here)) {
         rounds.push_back(*saved);
         if (done(*saved)) return;
         if (!next_messages(d, msgs)) return;
         continue;
       }
+      // Not evaluated yet, or only assembled where there was no GPU and now there is one:
+      // evaluate the saved reply (the model is not asked again).
       if (file_exists(d + "/messages.json")) {
         auto m = load_messages(d);
         if (!m) {
@@ -179,8 +129,13 @@ struct Trajectory {
       }
       RoundSummary sum;
       std::string reply;
-      if (auto saved = read_file(d + "/reply.md")) {
-        reply = *saved;
+      if (auto saved_reply = read_file(d + "/reply.md")) {
+        reply = *saved_reply;
+        if (saved) {  // re-verified: the round's usage was counted when it was asked
+          sum.prompt_tokens = saved->prompt_tokens;
+          sum.completion_tokens = saved->completion_tokens;
+          sum.cached = saved->cached;
+        }
       } else {
         llm::Request req{msgs, sh.o.temperature, sh.o.max_tokens, sample - 1, r - 1, d};
         auto res = llm::complete_cached(**provider, req, sh.cache);
@@ -304,7 +259,7 @@ void write_outputs(const CompileOptions& o, CompileResult& res, const std::vecto
                       {"speedup_vs_library", r.speedup_vs_library}, {"registers", r.registers}, {"spill_bytes", r.spill_bytes},
                       {"prompt_tokens", r.prompt_tokens}, {"completion_tokens", r.completion_tokens}, {"cached", r.cached}});
   json report = {{"session", o.out}, {"task", o.task_dir}, {"model", o.model}, {"status", res.status},
-                 {"options", options_json(o)}, {"rounds", rounds}, {"prompt_tokens", res.prompt_tokens},
+                 {"options", json::parse(session_options_json(o))}, {"rounds", rounds}, {"prompt_tokens", res.prompt_tokens},
                  {"completion_tokens", res.completion_tokens}};
   if (o.prices.known) report["cost_usd"] = res.cost_usd;
   if (res.best) report["best"] = {{"sample", res.best->sample}, {"round", res.best->round}, {"verdict", res.best->verdict},
@@ -326,7 +281,8 @@ void write_outputs(const CompileOptions& o, CompileResult& res, const std::vecto
   (void)write_file(o.out + "/transcript.md", transcript);
 }
 
-Result<CompileResult> run_session(const CompileOptions& o, const ProviderFactory& make, const std::vector<std::string>& worker_argv) {
+Result<CompileResult> run_session(const CompileOptions& o, const ProviderFactory& make, const std::vector<std::string>& worker_argv,
+                                  std::optional<bool> gpu_present) {
   auto task = task::load_task(o.task_dir);
   if (!task) return task.error();
   auto hw = find_hardware(o.hardware_profile);
@@ -340,7 +296,8 @@ Result<CompileResult> run_session(const CompileOptions& o, const ProviderFactory
     knowledge = std::move(*k);
   }
   llm::ResponseCache cache(o.cache ? cache_dir() + "/llm" : "");
-  Shared sh{o, *task, *hw, knowledge, cache, make, worker_argv, {}};
+  bool gpu_here = gpu_present ? *gpu_present : gpu::device_info().ok();
+  Shared sh{o, *task, *hw, knowledge, cache, make, worker_argv, gpu_here, {}};
   std::vector<Trajectory> trajectories;
   for (int k = 1; k <= o.samples; ++k)
     trajectories.push_back({sh, k, o.samples == 1 ? o.out : fmt::format("{}/sample-{}", o.out, k), {}, "", ""});
@@ -380,6 +337,10 @@ Result<CompileResult> run_session(const CompileOptions& o, const ProviderFactory
 
 }  // namespace
 
+bool needs_gpu_reverify(const RoundSummary& saved, bool gpu_here) {
+  return gpu_here && saved.no_gpu && saved.assembled && !saved.gpu_verified;
+}
+
 std::string CompileResult::summary() const {
   std::string out = fmt::format("session {}\n", session);
   for (auto& r : rounds)
@@ -401,27 +362,24 @@ std::string CompileResult::summary() const {
 }
 
 Result<CompileResult> compile(const CompileOptions& o, const ProviderFactory& make, const std::vector<std::string>& worker_argv) {
+  // Everything is checked before the folder is made: a mistyped option leaves nothing behind.
+  if (auto s = validate_options(o); !s) return s.error();
   if (file_exists(o.out + "/session.json"))
     return Error{fmt::format("{} already holds a session; continue it with --resume {}", o.out, o.out)};
   std::error_code ec;
   fs::create_directories(o.out, ec);
   if (ec) return Error{fmt::format("cannot create the session folder {}: {}", o.out, ec.message())};
-  if (auto s = write_file(o.out + "/session.json", options_json(o).dump(2)); !s) return s.error();
-  return run_session(o, make, worker_argv);
+  if (auto s = write_file(o.out + "/session.json", session_options_json(o)); !s) return s.error();
+  return run_session(o, make, worker_argv, std::nullopt);
 }
 
-Result<CompileResult> resume(const std::string& dir, const ProviderFactory& make, const std::vector<std::string>& worker_argv) {
+Result<CompileResult> resume(const std::string& dir, const ProviderFactory& make, const std::vector<std::string>& worker_argv,
+                             std::optional<bool> gpu_present) {
   auto text = read_file(dir + "/session.json");
   if (!text) return Error{fmt::format("{} is not a session folder: {}", dir, text.error().message)};
-  json j;
-  try {
-    j = json::parse(*text);
-  } catch (const std::exception& e) {
-    return Error{fmt::format("{}/session.json is damaged: {}", dir, e.what())};
-  }
-  auto o = options_from(j, dir);
+  auto o = session_options_from(*text, dir);
   if (!o) return o.error();
-  return run_session(*o, make, worker_argv);
+  return run_session(*o, make, worker_argv, gpu_present);
 }
 
 }  // namespace ptxforge::agent

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,8 +52,15 @@ using ProviderFactory = std::function<Result<std::unique_ptr<llm::Provider>>(con
 // Starts a session in opts.out (created; it must not hold a session already).
 Result<CompileResult> compile(const CompileOptions& opts, const ProviderFactory& make = llm::make_provider,
                               const std::vector<std::string>& worker_argv = gpu::default_worker_argv());
-// Continues the session in `dir` with the options it was started with.
+// Continues the session in `dir` with the options it was started with. `gpu_present` says
+// whether a GPU is here (unset: ask the driver); with one, rounds that were only assembled
+// where there was none are verified again.
 Result<CompileResult> resume(const std::string& dir, const ProviderFactory& make = llm::make_provider,
-                             const std::vector<std::string>& worker_argv = gpu::default_worker_argv());
+                             const std::vector<std::string>& worker_argv = gpu::default_worker_argv(),
+                             std::optional<bool> gpu_present = std::nullopt);
+
+// A round saved where there was no GPU (assembled, verify skipped) is evaluated again when
+// the session resumes where there is one.
+bool needs_gpu_reverify(const RoundSummary& saved, bool gpu_here);
 
 }  // namespace ptxforge::agent

@@ -178,5 +178,117 @@ TEST_F(CompileTest, TranslateModeShowsTheCudaSourceAndSamplesRunApart) {
   EXPECT_TRUE(fs::exists(dir_ + "/sample-2/round-01/round.json"));
 }
 
+TEST_F(CompileTest, SavedOptionsComeBackWhole) {
+  auto o = options("manual");
+  o.prompt.arch = "sm_80";
+  o.run.arch = "sm_80";
+  o.prompt.mode = Mode::translate;
+  o.prompt.knowledge = KnowledgeLevel::contracts;
+  o.prompt.fewshot_nvcc = true;
+  o.prompt.role = false;
+  o.rounds = 5;
+  o.samples = 3;
+  o.target_speedup = 1.5;
+  o.temperature = 0.7;
+  o.max_tokens = 999;
+  o.run.seeds = 7;
+  o.run.held_back = false;
+  o.run.time = false;
+  o.run.sanitize = true;
+  o.prices = {2.5, 10, true};
+  std::string saved = session_options_json(o);
+  auto back = session_options_from(saved, dir_);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(session_options_json(*back), saved);
+  EXPECT_EQ(back->run.arch, "sm_80") << "--arch is not lost on resume";
+  EXPECT_EQ(back->prompt.arch, "sm_80");
+  EXPECT_EQ(back->run.seeds, 7);
+  EXPECT_TRUE(back->run.sanitize);
+  EXPECT_EQ(back->prompt.knowledge, KnowledgeLevel::contracts);
+  EXPECT_EQ(fs::weakly_canonical(back->task_dir), fs::weakly_canonical(o.task_dir));
+  EXPECT_NE(saved.find("\"suite\": \"level1/vector_add\""), std::string::npos) << "a suite task is saved by name: " << saved;
+  EXPECT_EQ(saved.find(kRoot), std::string::npos) << "no path of this checkout in session.json";
+}
+
+TEST_F(CompileTest, ASessionResumesAfterItAndItsTaskMove) {
+  std::string from = dir_ + "-a", to = dir_ + "-b";
+  fs::remove_all(from);
+  fs::remove_all(to);
+  fs::create_directories(from);
+  fs::copy(kRoot + "/tasks/level1/vector_add", from + "/task", fs::copy_options::recursive);
+  auto o = options("manual");
+  o.task_dir = from + "/task";
+  o.out = from + "/session";
+  auto r = compile(o, llm::make_provider, no_gpu_worker());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->status, "pending");
+  EXPECT_EQ(read_file(from + "/session/session.json")->find(from), std::string::npos) << "the task is saved relative to the session";
+  fs::rename(from, to);  // another machine, another place
+  ASSERT_TRUE(write_file(to + "/session/round-01/reply.md", fenced(solution_)).ok());
+  r = resume(to + "/session", llm::make_provider, no_gpu_worker(), false);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->status, "assembled, NOT verified on a GPU");
+  EXPECT_TRUE(fs::exists(to + "/session/best.ptx"));
+  // The saved round finds its candidate in its new place too.
+  r = resume(to + "/session", llm::make_provider, no_gpu_worker(), false);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(r->best.has_value());
+  EXPECT_EQ(r->best->candidate, to + "/session/round-01/candidate.ptx");
+}
+
+TEST_F(CompileTest, BadOptionsLeaveNoSessionFolder) {
+  for (auto bad : {std::pair<std::string, std::string>{"model", "opnai:x"}, {"arch", "sm_9x"}, {"hardware", "h999"},
+                   {"seeds", "0"}, {"temperature", "-1"}}) {
+    auto o = options("manual");
+    if (bad.first == "model") o.model = bad.second;
+    if (bad.first == "arch") o.run.arch = o.prompt.arch = bad.second;
+    if (bad.first == "hardware") o.hardware_profile = bad.second;
+    if (bad.first == "seeds") o.run.seeds = 0;
+    if (bad.first == "temperature") o.temperature = -1;
+    auto r = compile(o, llm::make_provider, no_gpu_worker());
+    EXPECT_FALSE(r.ok()) << bad.first;
+    EXPECT_FALSE(fs::exists(dir_)) << bad.first << " made a folder";
+  }
+  auto o = options("replay:/nonexistent/replies.json");
+  EXPECT_FALSE(compile(o, llm::make_provider, no_gpu_worker()).ok());
+  EXPECT_FALSE(fs::exists(dir_));
+}
+
+TEST_F(CompileTest, DefaultSessionFoldersDoNotCollide) {
+  auto a = claim_session_dir(dir_ + "/sessions/vector_add-20261201-101500");
+  auto b = claim_session_dir(dir_ + "/sessions/vector_add-20261201-101500");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(*a, *b);
+  EXPECT_TRUE(fs::is_directory(*a) && fs::is_directory(*b));
+}
+
+TEST_F(CompileTest, ResumingWhereThereIsAGpuVerifiesRoundsOnlyAssembledWithoutOne) {
+  RoundSummary assembled;
+  assembled.no_gpu = assembled.assembled = true;
+  EXPECT_TRUE(needs_gpu_reverify(assembled, true));
+  EXPECT_FALSE(needs_gpu_reverify(assembled, false));
+  RoundSummary failed_check;
+  failed_check.no_gpu = true;
+  EXPECT_FALSE(needs_gpu_reverify(failed_check, true)) << "nothing to verify";
+
+  auto o = options("replay:" + replay_file({fenced(solution_)}));
+  ASSERT_TRUE(compile(o, llm::make_provider, no_gpu_worker()).ok());
+  // A worker that notes each start: verifying a candidate starts one.
+  std::string starts = dir_ + "-worker-starts";
+  fs::remove(starts);
+  std::vector<std::string> noting = {"/bin/sh", "-c", "echo started >> '" + starts + "'; " + no_gpu_worker()[2]};
+  ProviderFactory refusing = [](const std::string&, const llm::ProviderOptions& po) {
+    return llm::make_provider("cmd:echo 'asked again' >&2; exit 7", po);
+  };
+  auto r = resume(dir_, refusing, noting, false);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_FALSE(fs::exists(starts)) << "no GPU here: the saved verdict stands";
+  r = resume(dir_, refusing, noting, true);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(fs::exists(starts)) << "a GPU here: the assembled round is verified again";
+  ASSERT_EQ(r->rounds.size(), 1u) << "from the saved reply, without asking the model";
+  EXPECT_EQ(r->status.find("asked again"), std::string::npos) << r->status;
+}
+
 }  // namespace
 }  // namespace ptxforge::agent

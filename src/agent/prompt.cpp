@@ -1,5 +1,10 @@
 #include "agent/prompt.h"
 
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <memory>
+
 #include <fmt/format.h>
 
 #include "ptx/target.h"
@@ -56,6 +61,17 @@ std::string output_format(const task::Task& t, const std::string& arch) {
       fmt::arg("version", version ? version->str() : "8.0"), fmt::arg("arch", arch), fmt::arg("entry", t.entry));
 }
 
+// A reference kernel declared without extern "C" keeps nvcc's mangled name
+// (_Z5twicePKfPfj); the model is shown the name it finds in the source (twice).
+std::string source_name(const std::string& entry) {
+  if (!starts_with(entry, "_Z")) return entry;  // not mangled ("f" alone would demangle as a type)
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> d(abi::__cxa_demangle(entry.c_str(), nullptr, nullptr, &status), std::free);
+  if (status != 0 || !d) return entry;
+  std::string name = d.get();
+  return name.substr(0, name.find('('));
+}
+
 }  // namespace
 
 Result<std::vector<llm::Message>> build_prompt(const task::Task& t, const PromptOptions& o, const Hardware& hw,
@@ -71,7 +87,7 @@ Result<std::vector<llm::Message>> build_prompt(const task::Task& t, const Prompt
     user += fmt::format("# Compile this CUDA kernel to PTX\n\nYou are the compiler: translate the kernel `{}` below into "
                         "PTX for {}. Name the entry `{}`; keep the parameters in the same order. Your PTX is checked "
                         "against this same source built by nvcc -O3, on sizes you are not shown as well.\n\n```cuda\n{}```\n\n",
-                        t.reference.entry, o.arch, t.entry, *source);
+                        source_name(t.reference.entry), o.arch, t.entry, *source);
     // The sizes and the launch convention still come from the task.
     std::string view = task::render_task_for_model(t);
     size_t sizes = view.find("## Sizes");
@@ -91,7 +107,7 @@ Result<std::vector<llm::Message>> build_prompt(const task::Task& t, const Prompt
     if (!ptx) return ptx.error();
     user += fmt::format("\n## What nvcc produces\nFor reference, this is the PTX nvcc -O3 emits for the reference "
                         "kernel `{}`. Do better than it, or at least as well.\n\n```ptx\n{}```\n",
-                        t.reference.entry, *ptx);
+                        source_name(t.reference.entry), *ptx);
   }
   if (o.format) user += "\n" + output_format(t, o.arch) + "\n";
   msgs.push_back({"user", user});

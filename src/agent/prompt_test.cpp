@@ -72,5 +72,16 @@ TEST(Prompt, PartsCanBeLeftOutAndTranslateShowsTheSource) {
   }
 }
 
+TEST(Prompt, AMangledReferenceKernelIsShownByItsSourceName) {
+  Fixture f;
+  task::Task t = f.vector_add;
+  t.reference.entry = "_Z14vector_add_refPKfS0_Pfj";  // as nvcc names it without extern "C"
+  PromptOptions o;
+  o.mode = Mode::translate;
+  std::string tr = f.text(t, o);
+  EXPECT_NE(tr.find("translate the kernel `vector_add_ref` below"), std::string::npos);
+  EXPECT_EQ(tr.find("_Z14vector_add_ref"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ptxforge::agent

@@ -1,13 +1,23 @@
 #include "agent/session.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <functional>
+#include <type_traits>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "agent/compile.h"
+#include "agent/hardware.h"
+#include "ptx/target.h"
+#include "task/task_spec.h"
+#include "util/paths.h"
 #include "util/text.h"
 
 namespace ptxforge::agent {
 
+namespace fs = std::filesystem;
 using nlohmann::json;
 
 bool file_exists(const std::string& path) {
@@ -59,7 +69,7 @@ Status save_round(const std::string& dir, const RoundSummary& s) {
             {"prompt_tokens", s.prompt_tokens},
             {"completion_tokens", s.completion_tokens},
             {"cached", s.cached},
-            {"candidate", s.candidate}};
+            {"candidate", std::filesystem::path(s.candidate).filename().string()}};  // relative: sessions move
   return write_file(dir + "/round.json", j.dump(2));
 }
 
@@ -85,11 +95,214 @@ std::optional<RoundSummary> load_round(const std::string& dir) {
     s.prompt_tokens = j.value("prompt_tokens", 0L);
     s.completion_tokens = j.value("completion_tokens", 0L);
     s.cached = j.value("cached", false);
-    s.candidate = j.value("candidate", "");
+    // Saved as a file name in the round's folder (older sessions saved a path): found again
+    // wherever the session now lies.
+    std::string candidate = j.value("candidate", "");
+    if (!candidate.empty()) s.candidate = dir + "/" + std::filesystem::path(candidate).filename().string();
     return s;
   } catch (const std::exception&) {
     return std::nullopt;  // a damaged summary: the round is evaluated again
   }
+}
+
+namespace {
+
+// One saved option: its key in session.json, how to read it from the options and how to set
+// it back. Options missing from an older session.json keep CompileOptions' defaults.
+struct Field {
+  const char* key;
+  std::function<json(const CompileOptions&)> save;
+  std::function<Status(CompileOptions&, const json&)> load;
+};
+
+// A field stored as it is held: `access` returns a reference to the member.
+template <typename Access>
+Field plain(const char* key, Access access) {
+  return {key, [access](const CompileOptions& o) { return json(access(o)); },
+          [access](CompileOptions& o, const json& j) -> Status {
+            using T = std::decay_t<decltype(access(o))>;
+            access(o) = j.get<T>();
+            return ok_status();
+          }};
+}
+
+const std::vector<Field>& fields() {
+  static const std::vector<Field> table = {
+      plain("model", [](auto& o) -> auto& { return o.model; }),
+      {"mode", [](const CompileOptions& o) { return json(o.prompt.mode == Mode::translate ? "translate" : "implement"); },
+       [](CompileOptions& o, const json& j) -> Status {
+         std::string m = j.get<std::string>();
+         if (m != "translate" && m != "implement") return Error{fmt::format("unknown mode '{}'", m)};
+         o.prompt.mode = m == "translate" ? Mode::translate : Mode::implement;
+         return ok_status();
+       }},
+      {"knowledge", [](const CompileOptions& o) { return json(std::string(knowledge_level_name(o.prompt.knowledge))); },
+       [](CompileOptions& o, const json& j) -> Status {
+         auto k = parse_knowledge_level(j.get<std::string>());
+         if (!k) return k.error();
+         o.prompt.knowledge = *k;
+         return ok_status();
+       }},
+      plain("fewshot_nvcc", [](auto& o) -> auto& { return o.prompt.fewshot_nvcc; }),
+      plain("prompt_rules", [](auto& o) -> auto& { return o.prompt.role; }),
+      plain("prompt_format", [](auto& o) -> auto& { return o.prompt.format; }),
+      plain("arch", [](auto& o) -> auto& { return o.prompt.arch; }),
+      plain("run_arch", [](auto& o) -> auto& { return o.run.arch; }),
+      plain("hardware_profile", [](auto& o) -> auto& { return o.hardware_profile; }),
+      plain("rounds", [](auto& o) -> auto& { return o.rounds; }),
+      plain("samples", [](auto& o) -> auto& { return o.samples; }),
+      plain("target_speedup", [](auto& o) -> auto& { return o.target_speedup; }),
+      plain("cache", [](auto& o) -> auto& { return o.cache; }),
+      plain("temperature", [](auto& o) -> auto& { return o.temperature; }),
+      plain("max_tokens", [](auto& o) -> auto& { return o.max_tokens; }),
+      plain("seeds", [](auto& o) -> auto& { return o.run.seeds; }),
+      plain("held_back", [](auto& o) -> auto& { return o.run.held_back; }),
+      plain("time", [](auto& o) -> auto& { return o.run.time; }),
+      plain("sanitize", [](auto& o) -> auto& { return o.run.sanitize; }),
+      {"verify_timeout_ms", [](const CompileOptions& o) { return json(o.run.verify_timeout.count()); },
+       [](CompileOptions& o, const json& j) -> Status {
+         o.run.verify_timeout = std::chrono::milliseconds(j.get<long long>());
+         return ok_status();
+       }},
+      plain("price_in", [](auto& o) -> auto& { return o.prices.input_per_mtok; }),
+      plain("price_out", [](auto& o) -> auto& { return o.prices.output_per_mtok; }),
+      plain("prices_known", [](auto& o) -> auto& { return o.prices.known; }),
+      // run.launch_path is not saved: compile reads the launch from each reply, never from a file.
+  };
+  return table;
+}
+
+fs::path absolute_of(const std::string& p) {
+  std::error_code ec;
+  fs::path a = fs::weakly_canonical(fs::absolute(p, ec), ec);
+  return a.empty() ? fs::path(p) : a;
+}
+
+// `inner` relative to `outer` when it lies inside it, else empty.
+std::string inside(const fs::path& inner, const fs::path& outer) {
+  fs::path rel = inner.lexically_relative(outer);
+  if (rel.empty() || *rel.begin() == "..") return "";
+  return rel.generic_string();
+}
+
+}  // namespace
+
+std::string task_reference_json(const std::string& task_dir, const std::string& session_dir) {
+  fs::path task = absolute_of(task_dir);
+  if (auto data = data_dir()) {
+    std::string in_suite = inside(task, absolute_of(*data + "/tasks"));
+    if (!in_suite.empty()) return json({{"suite", in_suite}}).dump();
+  }
+  return json({{"path", task.lexically_relative(absolute_of(session_dir)).generic_string()}}).dump();
+}
+
+Result<std::string> resolve_task_reference(std::string_view reference_json, const std::string& session_dir) {
+  json ref;
+  try {
+    ref = json::parse(reference_json);
+  } catch (const std::exception& e) {
+    return Error{fmt::format("the task reference is damaged: {}", e.what())};
+  }
+  std::error_code ec;
+  if (ref.contains("suite")) {
+    std::string name = ref["suite"].get<std::string>();
+    auto data = data_dir();
+    if (!data) return Error{fmt::format("the session's task is the suite's '{}', but no data directory was found "
+                                        "(set PTXFORGE_DATA_DIR to the folder that holds tasks/)", name)};
+    std::string dir = *data + "/tasks/" + name;
+    if (!fs::exists(dir + "/task.toml", ec)) return Error{fmt::format("the session's task '{}' is not in {}/tasks", name, *data)};
+    return dir;
+  }
+  if (ref.contains("path")) {
+    std::string rel = ref["path"].get<std::string>();
+    fs::path dir = fs::path(rel).is_absolute() ? fs::path(rel) : fs::path(session_dir) / rel;
+    dir = dir.lexically_normal();
+    if (!fs::exists(dir / "task.toml", ec))
+      return Error{fmt::format("the session's task folder {} (saved as '{}', relative to the session) has no task.toml; "
+                               "move the task beside the session as it was", dir.string(), rel)};
+    return dir.string();
+  }
+  return Error{"the task reference names neither a suite task nor a path"};
+}
+
+std::string session_options_json(const CompileOptions& o) {
+  json j = json::object();
+  j["task"] = json::parse(task_reference_json(o.task_dir, o.out));
+  for (auto& f : fields()) j[f.key] = f.save(o);
+  return j.dump(2);
+}
+
+Result<CompileOptions> session_options_from(std::string_view text, const std::string& session_dir) {
+  auto damaged = [&](const std::string& why) {
+    return Error{fmt::format("{}/session.json is damaged: {}", session_dir, why)};
+  };
+  try {
+    json j = json::parse(text);
+    CompileOptions o;
+    o.out = session_dir;
+    if (j.contains("task")) {
+      auto dir = resolve_task_reference(j["task"].dump(), session_dir);
+      if (!dir) return dir.error();
+      o.task_dir = *dir;
+    } else if (j.contains("task_dir")) {  // sessions saved before the task was saved portably
+      o.task_dir = j["task_dir"].get<std::string>();
+    } else {
+      return damaged("no task");
+    }
+    if (!j.contains("model")) return damaged("no model");
+    for (auto& f : fields()) {
+      if (!j.contains(f.key)) continue;
+      if (auto s = f.load(o, j[f.key]); !s) return damaged(fmt::format("'{}': {}", f.key, s.error().message));
+    }
+    // Sessions saved before the run's architecture was its own field used the prompt's.
+    if (!j.contains("run_arch")) o.run.arch = o.prompt.arch;
+    return o;
+  } catch (const std::exception& e) {
+    return damaged(e.what());
+  }
+}
+
+Status validate_options(const CompileOptions& o) {
+  auto t = task::load_task(o.task_dir);
+  if (!t) return t.error();
+  if (auto hw = find_hardware(o.hardware_profile); !hw) return hw.error();
+  for (const std::string* arch : {&o.prompt.arch, &o.run.arch}) {
+    if (arch->empty()) continue;
+    auto t = ptx::Target::parse(*arch);
+    const auto& known = ptx::known_targets();
+    if (!t || std::find(known.begin(), known.end(), *t) == known.end())
+      return Error{fmt::format("'{}' is not a target ptxas knows; write e.g. sm_80, sm_90 or sm_90a", *arch)};
+  }
+  if (o.rounds < 1) return Error{"--rounds must be at least 1"};
+  if (o.samples < 1) return Error{"--samples must be at least 1"};
+  if (o.run.seeds < 1) return Error{"--seeds must be at least 1"};
+  if (o.max_tokens < 1) return Error{"--max-tokens must be at least 1"};
+  if (o.temperature < 0 || o.temperature > 2) return Error{"--temperature must lie between 0 and 2"};
+  if (o.target_speedup < 0) return Error{"--target-speedup cannot be negative"};
+  if (o.prices.known && (o.prices.input_per_mtok < 0 || o.prices.output_per_mtok < 0))
+    return Error{"--price takes two numbers that are not negative, e.g. 2.5,10"};
+  // The model spec: a provider that can be built. A missing API key is not an error here: the
+  // session is kept and resumes once the key is set.
+  size_t colon = o.model.find(':');
+  std::string kind = o.model.substr(0, colon);
+  std::string rest = colon == std::string::npos ? "" : o.model.substr(colon + 1);
+  if ((kind == "openai" || kind == "anthropic") && !rest.empty()) return ok_status();
+  llm::ProviderOptions po;
+  po.manual_dir = o.out;
+  if (auto p = llm::make_provider(o.model, po); !p) return p.error();
+  return ok_status();
+}
+
+Result<std::string> claim_session_dir(const std::string& base) {
+  std::error_code ec;
+  fs::path parent = fs::path(base).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  for (int k = 1; k < 1000; ++k) {
+    std::string dir = k == 1 ? base : fmt::format("{}-{}", base, k);
+    if (fs::create_directory(dir, ec)) return dir;  // created now: no other session has it
+    if (ec) return Error{fmt::format("cannot create the session folder {}: {}", dir, ec.message())};
+  }
+  return Error{fmt::format("cannot find a free session folder beside {}", base)};
 }
 
 }  // namespace ptxforge::agent

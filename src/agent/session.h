@@ -1,6 +1,9 @@
 // A compile session on disk: everything a round produced, so a session can be resumed after
 // a crash, a budget stop or a manual reply, and inspected later.
-//   <session>/session.json              the options the session was started with
+//   <session>/session.json              the options the session was started with (one table
+//                                       of fields; the task by its suite name or by a path
+//                                       relative to the session, so a session moves between
+//                                       machines with the checkout elsewhere)
 //   <session>/[sample-K/]round-NN/      messages.json (exactly what was sent), prompt.md,
 //                                       reply.md, reply.json (usage), candidate.ptx|.cu,
 //                                       result.json (the run record), round.json (summary),
@@ -10,12 +13,15 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "llm/provider.h"
 #include "util/result.h"
 
 namespace ptxforge::agent {
+
+struct CompileOptions;
 
 // The summary of one evaluated round, enough to pick the best and to resume.
 struct RoundSummary {
@@ -39,5 +45,24 @@ std::string render_conversation(const std::vector<llm::Message>& msgs);  // Mark
 Status save_round(const std::string& dir, const RoundSummary& s);
 std::optional<RoundSummary> load_round(const std::string& dir);
 bool file_exists(const std::string& path);
+
+// session.json's text for these options (everything but the session folder itself).
+std::string session_options_json(const CompileOptions& o);
+// Reads session.json's text back; the task folder is found again from its saved reference.
+Result<CompileOptions> session_options_from(std::string_view text, const std::string& session_dir);
+
+// The task as session.json names it: {"suite": "level1/saxpy"} for a task of the suite,
+// else {"path": "<relative to the session folder>"}.
+std::string task_reference_json(const std::string& task_dir, const std::string& session_dir);
+Result<std::string> resolve_task_reference(std::string_view reference_json, const std::string& session_dir);
+
+// Every option checked before a session folder is created: the task loads, the model spec
+// names a provider it can build (API keys aside: a session waits for them and resumes), the
+// hardware profile and the architecture exist, and the numbers are in range.
+Status validate_options(const CompileOptions& o);
+
+// Claims a fresh session folder `base`, or `base-2`, `base-3`, ... when taken: the folder is
+// created here, so two sessions started in the same second cannot share one.
+Result<std::string> claim_session_dir(const std::string& base);
 
 }  // namespace ptxforge::agent

@@ -154,6 +154,7 @@ RunRecord Pipeline::run(const task::Task& task, const std::string& candidate_pat
   StageResult& assemble = r.stage("assemble");
   toolchain::AssembleOptions aopts;
   aopts.arch = r.arch;
+  if (!r.source_name.empty()) aopts.source_name = r.source_name;  // ptxas's messages name the candidate
   auto asmr = toolchain::assemble(ptx, aopts);
   if (!asmr) {
     assemble = {"assemble", StageStatus::failed, asmr.error().message, since(t0)};

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "eval/pipeline.h"
 #include "task/task_spec.h"
 #include "util/paths.h"
@@ -56,6 +58,10 @@ TEST_F(PipelineTest, FrontEndErrorsStopTheFlowWithDiagnostics) {
   ASSERT_FALSE(r.diagnostics.list().empty());
   EXPECT_EQ(r.diagnostics.list()[0].check_id, "undeclared-reg");
   EXPECT_NE(render_report_text(r).find("error: register '%w' is not declared"), std::string::npos) << render_report_text(r);
+  auto j = nlohmann::json::parse(render_report_json(r));
+  ASSERT_FALSE(j["diagnostics"]["diagnostics"].empty());
+  for (auto& d : j["diagnostics"]["diagnostics"])
+    EXPECT_EQ(d.value("file", ""), j["diagnostics"]["file"]) << "every diagnostic names its file, as check --format json";
   EXPECT_EQ(r.verdict().rfind("FAILED at check", 0), 0u);
 }
 

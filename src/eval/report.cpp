@@ -92,6 +92,7 @@ std::string render_report_json(const RunRecord& r) {
     j["stages"].push_back({{"name", s.name}, {"status", std::string(stage_status_name(s.status))}, {"summary", s.summary}, {"seconds", s.seconds}});
   SourceText src(r.source_name, r.source_text);
   j["diagnostics"] = json::parse(render_json(r.diagnostics, src));
+  for (auto& d : j["diagnostics"]["diagnostics"]) d["file"] = src.name();  // as check --format json gives them
   j["resources"] = json::array();
   for (auto& f : r.resources)
     j["resources"].push_back({{"name", f.name}, {"entry", f.is_entry}, {"registers", f.registers}, {"shared_bytes", f.shared_bytes},

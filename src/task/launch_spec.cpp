@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <functional>
 #include <map>
+#include <optional>
 #include <toml++/toml.h>
 
 #include "util/text.h"
@@ -14,28 +15,52 @@ namespace {
 
 using Fields = std::map<std::string, std::string, std::less<>>;
 
-// `key=value key=(a, b)`: values run to the next space outside parentheses.
+bool is_key_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// At `i`: `name =` (spaces allowed around '='), the start of the next field? Returns the
+// position of the '=' when it is.
+std::optional<size_t> key_at(std::string_view s, size_t i) {
+  size_t j = i;
+  while (j < s.size() && is_key_char(s[j])) ++j;
+  if (j == i) return std::nullopt;
+  while (j < s.size() && (s[j] == ' ' || s[j] == '\t')) ++j;
+  if (j >= s.size() || s[j] != '=') return std::nullopt;
+  return j;
+}
+
+// `key=value key=(a, b)`. Values are expressions and may hold spaces anywhere
+// (`grid=(32 + 2 * ceil_div(n, 8192), 1, 1)`, `smem=4 * 256`): a value runs to the next
+// `name=` outside parentheses, or to the end of the line.
 Result<Fields> split_fields(std::string_view s) {
   Fields out;
   size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-    if (i >= s.size()) break;
-    size_t eq = s.find('=', i);
-    size_t space = s.find_first_of(" \t", i);
-    if (eq == std::string_view::npos || (space != std::string_view::npos && space < eq))
-      return Error{fmt::format("expected key=value at '{}'", s.substr(i, std::min<size_t>(20, s.size() - i)))};
-    std::string key(trim(s.substr(i, eq - i)));
-    size_t j = eq + 1;
+  auto skip_space = [&](size_t k) {
+    while (k < s.size() && (s[k] == ' ' || s[k] == '\t')) ++k;
+    return k;
+  };
+  while ((i = skip_space(i)) < s.size()) {
+    auto eq = key_at(s, i);
+    if (!eq) return Error{fmt::format("expected key=value at '{}'", s.substr(i, std::min<size_t>(20, s.size() - i)))};
+    std::string key(trim(s.substr(i, *eq - i)));
+    size_t j = *eq + 1, end = j;
     int depth = 0;
-    while (j < s.size() && !(depth == 0 && (s[j] == ' ' || s[j] == '\t'))) {
-      if (s[j] == '(') ++depth;
-      if (s[j] == ')') --depth;
-      ++j;
+    while (j < s.size()) {
+      char c = s[j];
+      if (c == '(') ++depth;
+      if (c == ')') --depth;
+      if (depth == 0 && (c == ' ' || c == '\t')) {
+        size_t next = skip_space(j);
+        if (next >= s.size() || key_at(s, next)) break;
+        j = next;
+        continue;
+      }
+      end = ++j;
     }
     if (depth != 0) return Error{fmt::format("unbalanced parentheses in '{}'", key)};
     if (out.count(key)) return Error{fmt::format("'{}' is given twice", key)};
-    out[key] = std::string(s.substr(eq + 1, j - eq - 1));
+    std::string value(trim(s.substr(*eq + 1, end - *eq - 1)));
+    if (value.empty()) return Error{fmt::format("'{}' has no value", key)};
+    out[key] = value;
     i = j;
   }
   return out;

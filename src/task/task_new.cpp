@@ -1,10 +1,14 @@
 #include "task/task_new.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <map>
+#include <memory>
 
 #include "task/task_spec.h"
 #include "toolchain/nvcc.h"
@@ -87,7 +91,8 @@ Result<std::vector<KernelParam>> parse_kernel_signature(const std::string& sourc
   return out;
 }
 
-std::string draft_task_toml(const std::string& entry, const std::vector<KernelParam>& params) {
+std::string draft_task_toml(const std::string& entry, const std::vector<KernelParam>& params,
+                            const std::string& reference_entry) {
   std::vector<std::string> sizes;
   for (auto& p : params)
     if (!p.pointer && p.type[0] != 'f' && p.type != "bf16") sizes.push_back(p.name);
@@ -120,8 +125,33 @@ std::string draft_task_toml(const std::string& entry, const std::vector<KernelPa
   out += set("small", true, 1024) + set("large", true, 1 << 20) + set("odd", false, 1000003);
   out += fmt::format("\n[reference]\nentry = \"{}\"\ngrid = \"(ceil_div({}, 256), 1, 1)\"   # CHECK: the launch reference.cu's kernel needs\n"
                      "block = \"(256, 1, 1)\"\n\n[tolerance]\nrtol = 1e-5\natol = 1e-6\n",
-                     entry, count);
+                     reference_entry.empty() ? entry : reference_entry, count);
   return out;
+}
+
+Result<std::string> find_entry_in_ptx(const std::string& ptx, const std::string& entry) {
+  std::vector<std::string> names;
+  for (auto line : split(ptx, '\n')) {
+    size_t at = line.find(".entry ");
+    if (at == std::string_view::npos) continue;
+    std::string_view rest = trim(line.substr(at + 7));
+    size_t end = 0;
+    while (end < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[end])) || rest[end] == '_' || rest[end] == '$'))
+      ++end;
+    if (end) names.emplace_back(rest.substr(0, end));
+  }
+  for (auto& n : names)
+    if (n == entry) return n;
+  // A kernel without extern "C" has a C++ mangled name (_Z5twicePKfPfj): the one whose
+  // demangled form is `entry(...)` is it.
+  for (auto& n : names) {
+    if (!starts_with(n, "_Z")) continue;  // not mangled ("f" alone would demangle as a type)
+    int status = 0;
+    std::unique_ptr<char, void (*)(void*)> demangled(abi::__cxa_demangle(n.c_str(), nullptr, nullptr, &status), std::free);
+    if (status == 0 && demangled && starts_with(demangled.get(), entry + "(")) return n;
+  }
+  return Error{fmt::format("nvcc's PTX has no kernel '{}' (its kernels: {}); declare it extern \"C\" __global__ void {}(...)",
+                           entry, names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", ")), entry)};
 }
 
 Result<std::string> create_task_from_cuda(const std::string& dir, const std::string& cu_path, const std::string& entry) {
@@ -132,19 +162,28 @@ Result<std::string> create_task_from_cuda(const std::string& dir, const std::str
   if (!params) return params.error();
   std::error_code ec;
   if (fs::exists(dir + "/task.toml", ec)) return Error{fmt::format("{} already holds a task", dir)};
+  // nvcc first: a task whose reference nvcc cannot build is no task, and nothing is written.
+  auto ptx = toolchain::nvcc_ptx(cu_path, "sm_80");
+  if (!ptx) return Error{fmt::format("{}\n(a task's reference is built with nvcc, so it must compile)", ptx.error().message)};
+  auto reference_entry = find_entry_in_ptx(*ptx, entry);
+  if (!reference_entry) return reference_entry.error();
+  // The starting solution names its kernel as the task does, whatever nvcc called it.
+  std::string solution = *ptx;
+  if (*reference_entry != entry)
+    for (size_t at = solution.find(*reference_entry); at != std::string::npos; at = solution.find(*reference_entry, at + entry.size()))
+      solution.replace(at, reference_entry->size(), entry);
   fs::create_directories(dir, ec);
   if (ec) return Error{fmt::format("cannot create {}: {}", dir, ec.message())};
-  std::string toml = draft_task_toml(entry, *params);
+  std::string toml = draft_task_toml(entry, *params, *reference_entry);
   if (auto s = write_file(dir + "/task.toml", toml); !s) return s.error();
   if (auto s = write_file(dir + "/reference.cu", *source); !s) return s.error();
   auto t = parse_task(toml, dir + "/task.toml", dir);
   if (!t) return Error{"the drafted task.toml does not parse (a bug):\n" + t.error().message};
-  // A starting solution: nvcc's own PTX, with the reference's launch as its spec.
-  auto ptx = toolchain::nvcc_ptx(dir + "/reference.cu", "sm_80");
-  if (ptx) {
-    std::string launch = fmt::format("// @launch grid={} block={}\n", t->reference.grid.text(), t->reference.block.text());
-    (void)write_file(dir + "/solution.ptx", launch + "// nvcc's PTX of reference.cu: a correct starting point, not a hand-written solution\n" + *ptx);
-  }
+  std::string launch = fmt::format("// @launch grid={} block={}\n", t->reference.grid.text(), t->reference.block.text());
+  if (auto s = write_file(dir + "/solution.ptx",
+                          launch + "// nvcc's PTX of reference.cu: a correct starting point, not a hand-written solution\n" + solution);
+      !s)
+    return s.error();
   return dir + "/task.toml";
 }
 

@@ -19,9 +19,16 @@ struct KernelParam {
 
 // Parses the parameter list of `entry` in CUDA source; an error says what it could not read.
 Result<std::vector<KernelParam>> parse_kernel_signature(const std::string& source, const std::string& entry);
-// The task.toml text for those parameters.
-std::string draft_task_toml(const std::string& entry, const std::vector<KernelParam>& params);
-// Writes <dir>/task.toml, reference.cu and a starting solution.ptx (nvcc's PTX of the kernel).
+// The task.toml text for those parameters. `reference_entry` is the kernel's name in the
+// reference's PTX: `entry` itself for an extern "C" kernel, else its mangled name.
+std::string draft_task_toml(const std::string& entry, const std::vector<KernelParam>& params,
+                            const std::string& reference_entry = "");
+// The name nvcc gave `entry` in its PTX: `entry` for an extern "C" kernel, else the mangled
+// name whose demangled form is `entry(...)`. An error lists the entries there are.
+Result<std::string> find_entry_in_ptx(const std::string& ptx, const std::string& entry);
+// Writes <dir>/task.toml, reference.cu and a starting solution.ptx (nvcc's PTX of the kernel,
+// its entry named `entry`). nvcc must compile the file: a task's reference is built with it,
+// so a failure is an error and nothing is written.
 Result<std::string> create_task_from_cuda(const std::string& dir, const std::string& cu_path, const std::string& entry);
 
 }  // namespace ptxforge::task

@@ -155,6 +155,24 @@ TEST(LaunchSpec, CommentLinesFillDefaultsAndMatchTheEntry) {
   EXPECT_EQ(spec->launches[0].args, (std::vector<std::string>{"x", "y", "n"}));
 }
 
+TEST(LaunchSpec, ExpressionsMayHoldSpaces) {
+  auto task = parse_task(kTask, "task.toml", "/tmp/t");
+  for (const char* line : {"// @launch grid=(32 + 2 * ceil_div(n, 8192), 1, 1) block=(256,1,1)\n",
+                           "// @launch grid = (ceil_div(n, 256), 1, 1)  block = (256, 1, 1) smem = 4 * 256\n",
+                           "// @launch grid=ceil_div(n, 256) block=256 smem=4 * (128 + 128) args=(x, y, n)\n"}) {
+    auto spec = parse_launch_comments(line, "c.ptx");
+    ASSERT_TRUE(spec.ok()) << line << spec.error().message;
+    ASSERT_TRUE(check_launch_spec(*spec, *task, parse_module(kPtx), "c.ptx").ok()) << line;
+    ASSERT_EQ(spec->launches.size(), 1u);
+    EXPECT_EQ(spec->launches[0].block.x.text(), "256") << line;
+  }
+  auto spec = parse_launch_comments("// @launch grid=(32 + 2 * ceil_div(n, 8192), 1, 1) block=(256,1,1) smem=4 * 256\n", "c.ptx");
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->launches[0].grid.x.text(), "32 + 2 * ceil_div(n, 8192)");
+  EXPECT_EQ(spec->launches[0].smem.text(), "4 * 256");
+  EXPECT_FALSE(parse_launch_comments("// @launch grid= block=1\n", "c.ptx").ok()) << "a key without a value";
+}
+
 TEST(LaunchSpec, ErrorsNameTheLine) {
   auto task = parse_task(kTask, "task.toml", "/tmp/t");
   EXPECT_NE(parse_launch_comments("// @lanch grid=1 block=1\n", "c.ptx").error().message.find("c.ptx:1: error: unknown launch directive '@lanch'; did you mean '@launch'?"),

@@ -92,7 +92,7 @@ Result<AssembleResult> assemble_with_nvjitlink(std::string_view ptx, const Assem
   std::string data(ptx);
   AssembleResult r;
   r.backend = "nvjitlink";
-  int rc = lib.add_data(h, kInputPtx, data.data(), data.size(), "k.ptx");
+  int rc = lib.add_data(h, kInputPtx, data.data(), data.size(), opts.source_name.c_str());
   if (rc == 0) rc = lib.complete(h);
   r.log = read_log(h, lib.error_size, lib.error_log) + read_log(h, lib.info_size, lib.info_log);
   // ptxas's own lines keep their "ptxas" prefix; the linker's summary lines ("info    :

@@ -32,6 +32,8 @@ Result<AssembleResult> assemble_with_ptxas(std::string_view ptx, const AssembleO
   AssembleResult r;
   r.backend = "ptxas";
   r.log = proc->err + proc->out;
+  for (size_t at = r.log.find(in); at != std::string::npos; at = r.log.find(in, at + opts.source_name.size()))
+    r.log.replace(at, in.size(), opts.source_name);
   if (proc->timed_out)
     return Error{fmt::format("ptxas did not finish within {} s", opts.timeout.count() / 1000.0)};
   parse_ptxas_output(r.log, ptx, r);

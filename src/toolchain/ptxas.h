@@ -51,6 +51,9 @@ struct AssembleOptions {
   std::chrono::milliseconds timeout{120000};
   Backend backend = Backend::ptxas;
   std::vector<std::string> extra_args;  // e.g. -maxrregcount=128
+  // The name ptxas's messages give the input ("Missing .version directive at start of file
+  // 'k.ptx'"): the user's file, never the private temp copy ptxas actually reads.
+  std::string source_name = "input.ptx";
 };
 
 // An error Result means the tool is missing or could not run; bad PTX is a normal result

@@ -80,6 +80,20 @@ TEST(Ptxas, ErrorsBecomeDiagnosticsOnOurLines) {
   EXPECT_EQ(r->diags.list()[0].loc.line, 10u);
 }
 
+TEST(Ptxas, MessagesNameTheUsersFileNotTheTempCopy) {
+  if (!have_ptxas()) GTEST_SKIP() << "ptxas not installed";
+  AssembleOptions o;
+  o.source_name = "mine/k.ptx";
+  auto r = assemble_with_ptxas("\n", o);  // "Missing .version directive at start of file '...'"
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->ok);
+  EXPECT_NE(r->log.find("mine/k.ptx"), std::string::npos) << r->log;
+  EXPECT_EQ(r->log.find("ptxforge-ptxas"), std::string::npos) << r->log;
+  bool named = false;
+  for (auto& d : r->diags.list()) named = named || d.message.find("'mine/k.ptx'") != std::string::npos;
+  EXPECT_TRUE(named) << r->log;
+}
+
 TEST(Ptxas, Setmaxnreg7508IsReported) {
   if (!have_ptxas()) GTEST_SKIP() << "ptxas not installed";
   std::string k = ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n"

@@ -25,17 +25,17 @@ std::string resources_table(const toolchain::AssembleResult& r) {
 
 int cmd_assemble(const std::vector<std::string>& args) {
   CLI::App app("Assemble PTX with ptxas (subprocess) or nvJitLink (in-process)", "assemble");
-  std::string file, arch = "sm_90a", backend = "ptxas", output;
+  std::string file, arch, backend = "ptxas", output;
   int opt = 3;
   double timeout = 120;
   bool json = false;
   app.add_option("file", file, "PTX file ('-' for stdin)")->required();
-  app.add_option("--arch", arch, "target architecture passed to ptxas")->capture_default_str();
+  app.add_option("--arch", arch, "target architecture (default: the module's .target, else the GPU's, else sm_90a)")->check(arch_validator());
   app.add_option("-O", opt, "ptxas optimisation level (0-3)")->capture_default_str()->check(CLI::Range(0, 3));
   app.add_option("--backend", backend, "ptxas or nvjitlink")->check(CLI::IsMember({"ptxas", "nvjitlink"}))
       ->capture_default_str();
   app.add_option("-o,--output", output, "write the cubin here");
-  app.add_option("--timeout", timeout, "seconds before ptxas is killed")->capture_default_str();
+  app.add_option("--timeout", timeout, "seconds before ptxas is killed")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_flag("--json", json, "print the result as JSON");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
 
@@ -44,8 +44,11 @@ int cmd_assemble(const std::vector<std::string>& args) {
     std::cerr << "ptxforge assemble: " << text.error().message << "\n";
     return kExitUsage;
   }
+  if (arch.empty()) arch = default_arch(*text);
+  SourceText src(file == "-" ? "<stdin>" : file, *text);
   toolchain::AssembleOptions opts;
   opts.arch = arch;
+  opts.source_name = src.name();
   opts.opt_level = opt;
   opts.backend = backend == "nvjitlink" ? toolchain::Backend::nvjitlink : toolchain::Backend::ptxas;
   opts.timeout = std::chrono::milliseconds(static_cast<long long>(timeout * 1000));
@@ -54,7 +57,6 @@ int cmd_assemble(const std::vector<std::string>& args) {
     std::cerr << "ptxforge assemble: " << r.error().message << "\n";
     return kExitUsage;
   }
-  SourceText src(file == "-" ? "<stdin>" : file, *text);
   if (json) {
     std::cout << assemble_json(*r, arch, src).dump(2) << "\n";
   } else {

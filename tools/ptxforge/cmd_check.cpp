@@ -8,19 +8,11 @@
 #include "cli_parse.h"
 #include "json_out.h"
 #include "ptx/front_end.h"
-#include "ptx/target.h"
 #include "toolchain/ptxas.h"
 
 namespace ptxforge::cli {
 
 namespace {
-
-std::string arch_for(const ptx::Module& m, const std::string& requested) {
-  if (!requested.empty()) return requested;
-  for (auto& t : m.target_names())
-    if (ptx::Target::parse(t)) return t;
-  return "sm_90a";
-}
 
 std::string verdict(const Diagnostics& d) {
   if (d.error_count() == 0 && d.warning_count() == 0) return "ok";
@@ -38,7 +30,7 @@ int cmd_check(const std::vector<std::string>& args) {
   app.add_option("files", files, "PTX files ('-' for stdin)")->required();
   app.add_option("--format", format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   app.add_flag("--ptxas", with_ptxas, "also assemble with ptxas and show both verdicts");
-  app.add_option("--arch", arch, "architecture for --ptxas (default: the module's .target)");
+  app.add_option("--arch", arch, "architecture for --ptxas (default: the module's .target, else the GPU's, else sm_90a)")->check(arch_validator());
   app.add_flag("--no-warnings", no_warnings, "report errors only");
   app.add_flag("--Werror", werror, "treat warnings as errors for the exit code");
   app.add_option("--color", color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
@@ -46,15 +38,18 @@ int cmd_check(const std::vector<std::string>& args) {
 
   bool use_color = color == "always" || (color == "auto" && stdout_is_tty());
   int exit_code = kExitOk;
+  bool ptxas_missing = false;
   nlohmann::json all = nlohmann::json::array();
   for (auto& file : files) {
+    std::string name = file == "-" ? "<stdin>" : file;
     auto text = read_input(file);
     if (!text) {
       std::cerr << "ptxforge check: " << text.error().message << "\n";
       exit_code = kExitUsage;
+      if (format == "json") all.push_back(unreadable_json(name, text.error().message));
       continue;
     }
-    SourceText src(file == "-" ? "<stdin>" : file, *text);
+    SourceText src(name, *text);
     auto t0 = std::chrono::steady_clock::now();
     ptx::ValidateOptions vopts;
     vopts.warnings = !no_warnings;
@@ -63,23 +58,27 @@ int cmd_check(const std::vector<std::string>& args) {
     bool failed = ours.diags.has_errors() || (werror && ours.diags.warning_count() > 0);
 
     std::optional<toolchain::AssembleResult> theirs;
-    std::string arch_used = arch_for(ours.module, arch);
-    if (with_ptxas) {
+    std::string arch_used = arch.empty() ? default_arch(*text) : arch;
+    if (with_ptxas && !ptxas_missing) {
       toolchain::AssembleOptions opts;
       opts.arch = arch_used;
+      opts.source_name = name;
       if (ours.module.targets_debug()) opts.opt_level = 0;  // as nvcc -G does
       auto r = toolchain::assemble(*text, opts);
       if (!r) {
         std::cerr << "ptxforge check: " << r.error().message << "\n";
-        return kExitUsage;
+        exit_code = kExitUsage;
+        ptxas_missing = true;  // the same for every file: said once
+      } else {
+        theirs = std::move(*r);
+        failed = failed || !theirs->ok;
       }
-      theirs = std::move(*r);
-      failed = failed || !theirs->ok;
     }
     if (failed) exit_code = std::max(exit_code, kExitInputErrors);
 
     if (format == "json") {
       nlohmann::json j = diagnostics_json(ours.diags, src);
+      j["readable"] = true;
       j["milliseconds"] = our_ms;
       if (theirs) j["ptxas"] = assemble_json(*theirs, arch_used, src);
       all.push_back(std::move(j));
@@ -100,7 +99,8 @@ int cmd_check(const std::vector<std::string>& args) {
                              theirs->seconds * 1000);
     if (theirs->ok) std::cout << resources_table(*theirs);
   }
-  if (format == "json") std::cout << (all.size() == 1 ? all[0] : all).dump(2) << "\n";
+  // One shape whatever the number of files: an array of file records (docs/json.md).
+  if (format == "json") std::cout << all.dump(2) << "\n";
   return exit_code;
 }
 

@@ -3,6 +3,7 @@
 // Exit 0: a kernel was verified on a GPU; 1: none was; 2: usage or environment, or the
 // session waits for a manual reply.
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "agent/compile.h"
+#include "agent/hardware.h"
 #include "cli_parse.h"
 #include "task/task_spec.h"
 #include "util/text.h"
@@ -39,7 +41,7 @@ int cmd_compile(const std::vector<std::string>& args) {
   app.add_option("--out", out, "session folder (default: sessions/<task>-<time>)");
   app.add_option("--resume", resume_dir, "continue the session in this folder");
   app.add_option("--hardware", hardware, "describe this hardware profile instead of the GPU (h200)");
-  app.add_option("--arch", arch, "target (default: the GPU's, else sm_90a)");
+  app.add_option("--arch", arch, "target (default: the GPU's, else sm_90a)")->check(arch_validator());
   app.add_option("--temperature", temperature, "sampling temperature")->capture_default_str();
   app.add_option("--max-tokens", max_tokens, "reply token limit")->capture_default_str();
   app.add_option("--seeds", seeds, "input seeds per size set when verifying")->capture_default_str();
@@ -51,6 +53,11 @@ int cmd_compile(const std::vector<std::string>& args) {
 
   Result<agent::CompileResult> res = Error{""};
   if (!resume_dir.empty()) {
+    if (!task_name.empty() || !model.empty()) {
+      std::cerr << "ptxforge compile: --resume continues a session with the task and model it was started with; "
+                   "give only the session folder\n";
+      return kExitUsage;
+    }
     res = agent::resume(resume_dir);
   } else {
     if (task_name.empty() || model.empty()) {
@@ -60,10 +67,6 @@ int cmd_compile(const std::vector<std::string>& args) {
     auto dir = task::find_task_dir(task_name);
     if (!dir) {
       std::cerr << "ptxforge compile: " << dir.error().message << "\n";
-      return kExitUsage;
-    }
-    if (auto t = task::load_task(*dir); !t) {
-      std::cerr << t.error().message;
       return kExitUsage;
     }
     agent::CompileOptions o;
@@ -94,18 +97,34 @@ int cmd_compile(const std::vector<std::string>& args) {
     o.run.held_back = !shown_only;
     if (!price.empty()) {
       auto parts = split(price, ',');
-      try {
-        o.prices = {std::stod(std::string(parts.at(0))), std::stod(std::string(parts.at(1))), true};
-      } catch (const std::exception&) {
+      char* end = nullptr;
+      std::string in = parts.size() == 2 ? std::string(trim(parts[0])) : "", out_price = parts.size() == 2 ? std::string(trim(parts[1])) : "";
+      double a = std::strtod(in.c_str(), &end);
+      bool ok = !in.empty() && *end == '\0';
+      double b = std::strtod(out_price.c_str(), &end);
+      ok = ok && !out_price.empty() && *end == '\0';
+      if (!ok) {
         std::cerr << "ptxforge compile: --price takes two numbers, e.g. 2.5,10\n";
         return kExitUsage;
       }
+      o.prices = {a, b, true};
+    }
+    // Every option is checked before a folder is made, so a typo leaves nothing behind.
+    if (auto s = agent::validate_options(o); !s) {
+      std::cerr << "ptxforge compile: " << s.error().message << "\n";
+      return kExitUsage;
     }
     if (out.empty()) {
       std::time_t now = std::time(nullptr);
       char stamp[32];
       std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-      out = fmt::format("sessions/{}-{}", std::filesystem::path(*dir).filename().string(), stamp);
+      auto claimed = agent::claim_session_dir(
+          fmt::format("sessions/{}-{}", std::filesystem::path(*dir).filename().string(), stamp));
+      if (!claimed) {
+        std::cerr << "ptxforge compile: " << claimed.error().message << "\n";
+        return kExitUsage;
+      }
+      out = *claimed;
     }
     o.out = out;
     res = agent::compile(o);

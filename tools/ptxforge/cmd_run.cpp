@@ -25,12 +25,12 @@ int cmd_run(const std::vector<std::string>& args) {
   app.add_option("--sizes", sizes, "verify on the shown sizes only, or on all (held-back included)")
       ->check(CLI::IsMember({"shown", "all"}))->capture_default_str();
   app.add_option("--seeds", seeds, "input seeds per size set")->check(CLI::Range(1, 100))->capture_default_str();
-  app.add_option("--arch", arch, "assemble for this target (default: the GPU's, else sm_90a)");
+  app.add_option("--arch", arch, "assemble for this target (default: the GPU's, else sm_90a)")->check(arch_validator());
   app.add_option("--launch", launch, "a TOML launch spec instead of the candidate's `// @launch` lines");
-  app.add_option("--timeout", timeout, "seconds before a hanging verify is killed")->capture_default_str();
+  app.add_option("--timeout", timeout, "seconds before a hanging verify is killed")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_flag("--no-time", no_time, "skip the timing stage");
   app.add_flag("--sanitize", sanitize, "also run the verify stage once under compute-sanitizer");
-  app.add_flag("--json", json, "print the result record as JSON");
+  app.add_flag("--json", json, "print one JSON array of result records (docs/json.md)");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
 
   auto dir = task::find_task_dir(task_name);
@@ -59,14 +59,16 @@ int cmd_run(const std::vector<std::string>& args) {
   opts.verify_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout * 1000));
   eval::Pipeline pipeline;
   bool all_passed = true, any_failed = false;
+  std::string records;  // --json: one array of records, whatever the number of candidates
   for (auto& candidate : candidates) {
     eval::RunRecord r = pipeline.run(*task, candidate, opts);
-    if (json) std::cout << eval::render_report_json(r) << "\n";
+    if (json) records += (records.empty() ? "[\n" : ",\n") + eval::render_report_json(r);
     else std::cout << eval::render_report_text(r, stdout_is_tty()) << (candidates.size() > 1 ? "\n" : "");
     std::cout.flush();
     all_passed = all_passed && r.passed;
     for (auto& s : r.stages) any_failed = any_failed || s.status == eval::StageStatus::failed;
   }
+  if (json) std::cout << records << "\n]\n";
   if (candidates.size() > 1 && !json) std::cout << fmt::format("worker: {} started for {} candidates\n", pipeline.worker_starts(), candidates.size());
   if (all_passed) return kExitOk;
   return any_failed ? kExitInputErrors : kExitUsage;

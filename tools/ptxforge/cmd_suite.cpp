@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli_parse.h"
 #include "eval/suite.h"
@@ -52,54 +53,101 @@ int suite_show(const std::string& name) {
   return kExitOk;
 }
 
-int suite_validate(const std::string& only, bool time, bool json_lines) {
+// The task folders `--task` names: every suite task whose name is `only` or whose path holds
+// it (`--task level1`), else a task folder given by path. Nothing matching is a usage error
+// with a guess, never a silent "0 tasks validated".
+Result<std::vector<std::string>> tasks_to_validate(const std::vector<std::string>& dirs, const std::string& only) {
+  if (only.empty()) return dirs;
+  std::vector<std::string> picked;
+  for (auto& d : dirs)
+    if (std::filesystem::path(d).filename().string() == only || d.find(only) != std::string::npos) picked.push_back(d);
+  if (!picked.empty()) return picked;
+  auto dir = task::find_task_dir(only);
+  if (!dir) return dir.error();
+  return std::vector<std::string>{*dir};
+}
+
+struct ValidateCounts {
+  int validated = 0, failed = 0, no_gpu = 0;
+};
+
+// One task's validation, as text on stdout or as one element of the JSON document.
+void validate_one(eval::Pipeline& pipeline, const std::string& d, bool time, ValidateCounts& n, nlohmann::json* out) {
+  std::string name = std::filesystem::path(d).filename().string();
+  nlohmann::json j = {{"task", name}, {"folder", d}};
+  auto t = task::load_task(d);
+  if (!t) {
+    ++n.failed;
+    if (!out) std::cout << fmt::format("{}: INVALID task.toml\n{}", name, t.error().message);
+    j["status"] = "invalid";
+    j["error"] = t.error().message;
+    if (out) out->push_back(std::move(j));
+    return;
+  }
+  eval::TaskValidation v = eval::validate_task(pipeline, *t, time);
+  const eval::RunRecord& r = v.run;
+  const eval::TrivialAudit& a = v.audit;
+  if (out) {
+    j["record"] = nlohmann::json::parse(eval::render_report_json(r));
+    j["trivial_outputs"] = {{"kinds", a.kinds}, {"holes", a.holes}, {"library_checks", a.library_checks},
+                            {"disagreements", a.disagreements}};
+    if (!v.error.empty()) j["error"] = v.error;
+  } else {
+    std::cout << eval::render_report_text(r);
+  }
+  std::string status;
+  if (!r.gpu_verified) {
+    status = v.no_gpu ? "not_verified" : "failed";
+    if (!out) std::cout << fmt::format("{}: solution {}\n\n", name, v.no_gpu ? "NOT verified (no GPU)" : "FAILED");
+  } else if (!v.error.empty()) {
+    status = "failed";
+    if (!out) std::cout << fmt::format("{}: the trivial-output check failed to run: {}\n\n", name, v.error);
+  } else {
+    status = v.ok() ? "passed" : "failed";
+    if (!out) {
+      for (auto& dis : a.disagreements) std::cout << "  DISAGREES: " << dis << "\n";
+      for (auto& h : a.holes) std::cout << "  HOLE: " << h << "\n";
+      std::cout << fmt::format(
+          "{}: solution {}, {} of {} kinds of trivial output rejected{}, candidate checked in {:.3f} s (warm worker: {:.3f} s)\n\n",
+          name, r.passed ? "passed" : "FAILED", a.kinds - static_cast<int>(a.holes.size()), a.kinds,
+          a.library_checks ? fmt::format(", reference agrees with {} on {} of {} size sets", t->baseline->library,
+                                         a.library_checks - static_cast<int>(a.disagreements.size()), a.library_checks)
+                           : "",
+          r.check_wall_s, v.warm.check_wall_s);
+    }
+  }
+  n.validated += status == "passed";
+  n.failed += status == "failed";
+  n.no_gpu += status == "not_verified";
+  j["status"] = status;
+  if (out) out->push_back(std::move(j));
+}
+
+int suite_validate(const std::string& only, bool time, bool json) {
   auto dirs = task::list_task_dirs();
   if (!dirs) {
     std::cerr << "ptxforge suite validate: " << dirs.error().message << "\n";
     return kExitUsage;
   }
-  eval::Pipeline pipeline;
-  int failed = 0, validated = 0, no_gpu = 0;
-  for (auto& d : *dirs) {
-    std::string name = std::filesystem::path(d).filename().string();
-    if (!only.empty() && name != only && d.find(only) == std::string::npos) continue;
-    auto t = task::load_task(d);
-    if (!t) {
-      std::cout << fmt::format("{}: INVALID task.toml\n{}", name, t.error().message);
-      ++failed;
-      continue;
-    }
-    eval::TaskValidation v = eval::validate_task(pipeline, *t, time);
-    const eval::RunRecord& r = v.run;
-    if (json_lines) std::cout << eval::render_report_json(r) << "\n";
-    else std::cout << eval::render_report_text(r);
-    if (!r.gpu_verified) {
-      no_gpu += v.no_gpu ? 1 : 0;
-      failed += v.no_gpu ? 0 : 1;
-      std::cout << fmt::format("{}: solution {}\n\n", name, v.no_gpu ? "NOT verified (no GPU)" : "FAILED");
-      continue;
-    }
-    if (!v.error.empty()) {
-      std::cout << fmt::format("{}: the trivial-output check failed to run: {}\n\n", name, v.error);
-      ++failed;
-      continue;
-    }
-    for (auto& d : v.audit.disagreements) std::cout << "  DISAGREES: " << d << "\n";
-    for (auto& h : v.audit.holes) std::cout << "  HOLE: " << h << "\n";
-    failed += v.ok() ? 0 : 1;
-    validated += v.ok() ? 1 : 0;
-    const eval::TrivialAudit& a = v.audit;
-    std::cout << fmt::format("{}: solution {}, {} of {} kinds of trivial output rejected{}, candidate checked in {:.3f} s (warm worker: {:.3f} s)\n\n", name,
-                             r.passed ? "passed" : "FAILED", a.kinds - static_cast<int>(a.holes.size()), a.kinds,
-                             a.library_checks ? fmt::format(", reference agrees with {} on {} of {} size sets", t->baseline->library,
-                                                            a.library_checks - static_cast<int>(a.disagreements.size()), a.library_checks)
-                                              : "",
-                             r.check_wall_s, v.warm.check_wall_s);
+  auto picked = tasks_to_validate(*dirs, only);
+  if (!picked) {
+    std::cerr << "ptxforge suite validate: " << picked.error().message << "\n";
+    return kExitUsage;
   }
-  std::cout << fmt::format("{} tasks validated, {} failed{}\n", validated, failed,
-                           no_gpu ? fmt::format(", {} NOT verified (no GPU)", no_gpu) : "");
-  if (failed) return kExitInputErrors;
-  return no_gpu ? kExitUsage : kExitOk;
+  eval::Pipeline pipeline;
+  ValidateCounts n;
+  nlohmann::json tasks = nlohmann::json::array();
+  for (auto& d : *picked) validate_one(pipeline, d, time, n, json ? &tasks : nullptr);
+  if (json) {
+    // One document, whatever the number of tasks (docs/json.md).
+    nlohmann::json doc = {{"tasks", tasks}, {"validated", n.validated}, {"failed", n.failed}, {"not_verified", n.no_gpu}};
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    std::cout << fmt::format("{} tasks validated, {} failed{}\n", n.validated, n.failed,
+                             n.no_gpu ? fmt::format(", {} NOT verified (no GPU)", n.no_gpu) : "");
+  }
+  if (n.failed) return kExitInputErrors;
+  return n.no_gpu ? kExitUsage : kExitOk;
 }
 
 }  // namespace
@@ -115,7 +163,7 @@ int cmd_suite(const std::vector<std::string>& args) {
   validate->add_option("--task", only, "only this task");
   bool no_time = false, json = false;
   validate->add_flag("--no-time", no_time, "skip timing the solutions");
-  validate->add_flag("--json", json, "print each result record as one JSON line");
+  validate->add_flag("--json", json, "print one JSON document: a record per task and the counts");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
   if (list->parsed()) return suite_list();
   if (show->parsed()) return suite_show(show_name);

@@ -15,7 +15,7 @@ int cmd_task(const std::vector<std::string>& args) {
   std::string dir, cu, entry;
   create->add_option("dir", dir, "the new task's folder")->required();
   create->add_option("--from-cuda", cu, "the CUDA file holding the kernel")->required();
-  create->add_option("--entry", entry, "the kernel's name (declared extern \"C\" __global__)")->required();
+  create->add_option("--entry", entry, "the kernel's name as written in the source (extern \"C\" or not)")->required();
   if (int rc = parse_args(app, args); rc >= 0) return rc;
   auto made = task::create_task_from_cuda(dir, cu, entry);
   if (!made) {

@@ -2,9 +2,15 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
+
+#include <fmt/format.h>
 #include <iterator>
 
+#include "agent/hardware.h"
+#include "ptx/parser.h"
+#include "ptx/target.h"
 #include "util/text.h"
 
 namespace ptxforge::cli {
@@ -29,7 +35,19 @@ Result<std::string> read_input(const std::string& path) {
     std::string s((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
     return s;
   }
+  // A folder opens as a stream that reads nothing, which would pass for an empty file.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return Error{fmt::format("'{}' is a folder, not a file", path)};
   return read_file(path);
+}
+
+std::string default_arch(std::string_view ptx) {
+  Diagnostics ignored;  // the module's problems are for check and ptxas to report
+  ptx::Module m = ptx::parse(ptx, ignored);
+  for (auto& t : m.target_names())
+    if (ptx::Target::parse(t)) return t;
+  auto hw = agent::find_hardware("");  // the GPU's architecture, or the sm_90a profile
+  return hw ? hw->arch() : "sm_90a";
 }
 
 bool stdout_is_tty() { return isatty(1) == 1; }

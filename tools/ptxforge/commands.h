@@ -43,6 +43,10 @@ namespace ptxforge::cli {
 // One line per function: registers, barriers, memory, spills (cmd_assemble.cpp).
 std::string resources_table(const toolchain::AssembleResult& r);
 
+// The architecture to assemble a module for when none is given: the module's own .target,
+// else the local GPU's, else sm_90a.
+std::string default_arch(std::string_view ptx);
+
 // Reads a PTX file, or stdin for "-".
 Result<std::string> read_input(const std::string& path);
 bool stdout_is_tty();

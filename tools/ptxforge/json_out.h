@@ -8,8 +8,20 @@
 
 namespace ptxforge::cli {
 
+// A file record: {"file", "errors", "warnings", "diagnostics": [...]}, every diagnostic
+// carrying its file too, so a consumer may flatten the records without losing it.
 inline nlohmann::json diagnostics_json(const Diagnostics& diags, const SourceText& src) {
-  return nlohmann::json::parse(render_json(diags, src));
+  nlohmann::json j = nlohmann::json::parse(render_json(diags, src));
+  for (auto& d : j["diagnostics"]) d["file"] = src.name();
+  return j;
+}
+
+// The record of a file that could not be read: the same shape, one error without a line.
+inline nlohmann::json unreadable_json(const std::string& name, const std::string& message) {
+  nlohmann::json d = {{"file", name}, {"severity", "error"}, {"line", 0},         {"column", 0},
+                      {"length", 0},   {"check", "unreadable"}, {"message", message}, {"source_line", ""},
+                      {"notes", nlohmann::json::array()}};
+  return {{"file", name}, {"errors", 1}, {"warnings", 0}, {"readable", false}, {"diagnostics", {d}}};
 }
 
 inline nlohmann::json assemble_json(const toolchain::AssembleResult& r, const std::string& arch, const SourceText& src) {

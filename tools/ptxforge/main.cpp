@@ -56,9 +56,17 @@ int main(int argc, char** argv) {
       print_usage();
       return cli::kExitOk;
     }
+    if (args[1] == "help") {
+      std::cout << "usage: ptxforge help [<command> [<subcommand>]]\n\n"
+                   "Shows a command's options, e.g. 'ptxforge help check' or 'ptxforge help task new'.\n";
+      return cli::kExitOk;
+    }
     const cli::Command* c = find_command(args[1]);
     if (!c) return unknown_command(args[1]);
-    return c->run({"--help"});
+    // `help task new` is `task new --help`: the subcommand's own options.
+    std::vector<std::string> rest(args.begin() + 2, args.end());
+    rest.push_back("--help");
+    return c->run(rest);
   }
   const cli::Command* c = find_command(args[0]);
   if (!c) return unknown_command(args[0]);
