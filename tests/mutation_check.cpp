@@ -101,6 +101,47 @@ std::vector<Mutant> mutants_of(const std::string& text) {
     for (size_t k = i + 1; k < l.size(); ++k) l[k] = std::regex_replace(l[k], use, from);
     return true;
   }, out);
+  // The modifier and immediate rule classes, on real code: each mutation makes one line that
+  // ptxas rejects for the rule's reason.
+  struct Rewrite {
+    const char* kind;
+    std::regex pattern;
+    const char* replacement;
+  };
+  static const std::vector<Rewrite> rewrites = {
+      {"drop div/fma rounding", std::regex(R"(^(\s*(div|fma|sqrt|rcp))\.(rn|rz|rm|rp)((\.ftz)?\.f(32|64)\s))"), "$1$4"},
+      {"add rounding to widening", std::regex(R"(^(\s*cvt)(\.f64\.f32\s))"), "$1.rn$2"},
+      {"drop mul .lo", std::regex(R"(^(\s*(mul|mad))\.lo(\.[us](16|32|64)\s))"), "$1$3"},
+      {"drop compare op", std::regex(R"(^(\s*setp)\.(eq|ne|lt|le|gt|ge)(\.[su](16|32|64)\s))"), "$1$3"},
+      {"drop shuffle mode", std::regex(R"(^(\s*shfl\.sync)\.(up|down|bfly|idx)(\.b32\s))"), "$1$3"},
+      {"drop .aligned", std::regex(R"(^(\s*(mma|ldmatrix|stmatrix)\.sync)\.aligned(\.))"), "$1$3"},
+      {"barrier id 16", std::regex(R"(^(\s*(bar|barrier)\.sync(\.aligned)?\s+)0;)"), "$1@16;"},
+      {"cp.async.cg size", std::regex(R"(^(\s*cp\.async\.cg\.shared\.global(\.L2::\w+)?\s+\[[^\]]+\],\s*\[[^\]]+\],\s*)16)"), "$1@8"},
+      {"atomic bit type for add", std::regex(R"(^(\s*atom\.\S*add)\.u32(\s))"), "$1.b32$2"},
+      {"atomic integer type for cas", std::regex(R"(^(\s*atom\.\S*cas)\.b32(\s))"), "$1.u32$2"},
+  };
+  for (auto& rw : rewrites)
+    mutate_lines(ls, rw.kind, 2, [&](auto& l, size_t i) {
+      if (!std::regex_search(l[i], rw.pattern)) return false;
+      // '@' separates a group reference from digits that follow it ("$1@16" is $1 then 16).
+      l[i] = std::regex_replace(l[i], rw.pattern, rw.replacement, std::regex_constants::format_first_only);
+      l[i].erase(std::remove(l[i].begin(), l[i].end(), '@'), l[i].end());
+      return true;
+    }, out);
+  // cvt loses its rounding only where the conversion needs one (int<->float, narrowing float).
+  static const std::regex cvt_rounding(R"(^(\s*cvt)\.(rn|rz|rm|rp|rni|rzi|rmi|rpi)((?:\.ftz)?(?:\.sat)?)\.(\w+)\.(\w+)(\s.*)$)");
+  mutate_lines(ls, "drop cvt rounding", 2, [&](auto& l, size_t i) {
+    std::smatch m;
+    if (!std::regex_match(l[i], m, cvt_rounding)) return false;
+    auto is_int = [](const std::string& t) { return std::regex_match(t, std::regex(R"([us](8|16|32|64))")); };
+    auto bits = [](const std::string& t) { return std::stoi(t.substr(t.find_first_of("0123456789"))); };
+    std::string to = m.str(4), from = m.str(5);
+    bool f_to = to == "f16" || to == "f32" || to == "f64", f_from = from == "f16" || from == "f32" || from == "f64";
+    bool needs = (is_int(to) && f_from) || (f_to && is_int(from)) || (f_to && f_from && bits(to) < bits(from));
+    if (!needs) return false;
+    l[i] = m.str(1) + m.str(3) + "." + to + "." + from + m.str(6);
+    return true;
+  }, out);
   return out;
 }
 
