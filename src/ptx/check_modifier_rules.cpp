@@ -9,7 +9,6 @@
 //   missing-modifier   a modifier this form needs is absent
 //   illegal-modifier   a modifier the family knows, but not in this combination
 #include <array>
-#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -36,10 +35,53 @@ std::string_view rounding_of(const Instruction& ins) {
   return {};
 }
 
+// Which rules apply to a family, computed once per table row: checking an instruction then
+// costs one array lookup for the families no rule concerns (most of them).
+enum RuleBits : uint16_t {
+  kCvt = 1 << 0,
+  kFloatArith = 1 << 1,   // add sub mul mad fma div sqrt rcp on .f32/.f64
+  kApproxOnly = 1 << 2,   // rsqrt ex2 lg2 sin cos tanh
+  kIntArith = 1 << 3,     // add sub mul mad div rem on integers
+  kShuffle = 1 << 4,      // shfl, shfl.sync: a mode
+  kCompare = 1 << 5,      // setp, set: a comparison, of the type's kind
+  kSyncAligned = 1 << 6,  // mma ldmatrix stmatrix movmatrix wgmma.fence/commit_group/wait_group
+  kSyncForm = 1 << 7,     // shfl, vote: the .sync forms on sm_70+
+  kAtomic = 1 << 8,       // atom, red
+};
+
+uint16_t rule_bits(std::string_view fam) {
+  uint16_t b = 0;
+  auto in = [&](std::initializer_list<std::string_view> names) {
+    for (auto n : names)
+      if (n == fam) return true;
+    return false;
+  };
+  if (fam == "cvt") b |= kCvt;
+  if (in({"add", "sub", "mul", "mad", "fma", "div", "sqrt", "rcp"})) b |= kFloatArith;
+  if (in({"rsqrt", "ex2", "lg2", "sin", "cos", "tanh"})) b |= kApproxOnly;
+  if (in({"add", "sub", "mul", "mad", "div", "rem"})) b |= kIntArith;
+  if (in({"shfl", "shfl.sync"})) b |= kShuffle;
+  if (in({"setp", "set"})) b |= kCompare;
+  if (in({"mma", "ldmatrix", "stmatrix", "movmatrix", "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group"}))
+    b |= kSyncAligned;
+  if (in({"shfl", "vote"})) b |= kSyncForm;
+  if (in({"atom", "red"})) b |= kAtomic;
+  return b;
+}
+
+uint16_t rules_of_family(const IsaFamily& f) {
+  static const std::vector<uint16_t> table = [] {
+    std::vector<uint16_t> t;
+    for (auto& fam : isa_families()) t.push_back(rule_bits(fam.name));
+    return t;
+  }();
+  return table[static_cast<size_t>(&f - isa_families().data())];
+}
+
 // The scalar types the cvt rules were confirmed on.
 bool is_plain_int(std::string_view t) {
-  static const std::unordered_set<std::string_view> k = {".u8", ".s8", ".u16", ".s16", ".u32", ".s32", ".u64", ".s64"};
-  return k.count(t) > 0;
+  return t == ".u32" || t == ".s32" || t == ".u64" || t == ".s64" || t == ".u16" || t == ".s16" || t == ".u8" ||
+         t == ".s8";
 }
 bool is_plain_float(std::string_view t) { return t == ".f16" || t == ".bf16" || t == ".f32" || t == ".f64"; }
 
@@ -165,8 +207,7 @@ void check_float_arith(CheckContext& ctx, const Instruction& ins, const Resolved
   std::string_view rnd = rounding_of(ins);
   bool approx = ins.has_mod(".approx"), full = ins.has_mod(".full"), ftz = ins.has_mod(".ftz");
   std::string op = ins.full_opcode();
-  static const std::unordered_set<std::string_view> approx_only = {"rsqrt", "ex2", "lg2", "sin", "cos", "tanh"};
-  if (approx_only.count(fam)) {
+  if (rules_of_family(*r.family) & kApproxOnly) {
     if (approx) return;
     auto& d = report(ctx, ins, fmt::format("'{}' exists only as an approximation and needs '.approx'", op),
                      "missing-modifier");
@@ -175,8 +216,7 @@ void check_float_arith(CheckContext& ctx, const Instruction& ins, const Resolved
     if (ins.opcode == fam) insert_after_opcode(d, ins, ".approx");
     return;
   }
-  static const std::unordered_set<std::string_view> arith = {"add", "sub", "mul", "mad", "fma", "div", "sqrt", "rcp"};
-  if (!arith.count(fam)) return;
+  if (!(rules_of_family(*r.family) & kFloatArith)) return;
   if (contains(kIntRounding, rnd) || rnd == ".rna") {
     auto& d = report(ctx, ins, fmt::format("'{}': '{}' rounds to an integer and applies only to cvt", op, rnd),
                      "illegal-modifier");
@@ -230,8 +270,7 @@ void check_float_arith(CheckContext& ctx, const Instruction& ins, const Resolved
 // Integer arithmetic: no rounding, no .ftz; mul/mad need .lo, .hi or .wide, which floats refuse.
 void check_int_arith(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
   std::string_view fam = r.family->name, type = r.type;
-  static const std::unordered_set<std::string_view> fams = {"add", "sub", "mul", "mad", "div", "rem"};
-  if (!fams.count(fam) || type.empty()) return;
+  if (type.empty()) return;
   char kind = type_kind(type);
   std::string op = ins.full_opcode();
   bool is_int = (kind == 'u' || kind == 's') && type_bits(type) >= 16 && type.find('x') == std::string_view::npos;
@@ -295,16 +334,22 @@ void check_compare_type(CheckContext& ctx, const Instruction& ins, const Resolve
   std::string_view type = fam == "set" ? r.src_type : r.type;
   char kind = type_kind(type);
   if (kind != 'b' && kind != 'u' && kind != 's' && kind != 'f') return;
-  static const std::unordered_set<std::string_view> bits = {".eq", ".ne"};
-  static const std::unordered_set<std::string_view> sgn = {".eq", ".ne", ".lt", ".le", ".gt", ".ge"};
-  static const std::unordered_set<std::string_view> uns = {".eq", ".ne", ".lt", ".le", ".gt", ".ge", ".lo", ".ls", ".hi", ".hs"};
-  static const std::unordered_set<std::string_view> flt = {".eq", ".ne", ".lt", ".le", ".gt", ".ge", ".equ",
-                                                           ".neu", ".ltu", ".leu", ".gtu", ".geu", ".num", ".nan"};
-  static const std::unordered_set<std::string_view> all = {".eq", ".ne", ".lt", ".le", ".gt", ".ge", ".lo", ".ls", ".hi",
+  // The comparisons in the manual's order: 2 for bits, 6 signed, 10 unsigned; floats take the
+  // first 6 and the 8 from .equ on.
+  static constexpr std::array<std::string_view, 18> all = {".eq", ".ne", ".lt", ".le", ".gt", ".ge", ".lo", ".ls", ".hi",
                                                            ".hs", ".equ", ".neu", ".ltu", ".leu", ".gtu", ".geu", ".num", ".nan"};
-  const auto& ok = kind == 'b' ? bits : kind == 's' ? sgn : kind == 'u' ? uns : flt;
+  auto allowed = [&](size_t i) {
+    switch (kind) {
+      case 'b': return i < 2;
+      case 's': return i < 6;
+      case 'u': return i < 10;
+      default: return i < 6 || i >= 10;
+    }
+  };
   for (auto m : ins.mods) {
-    if (!all.count(m) || ok.count(m)) continue;
+    size_t i = 0;
+    while (i < all.size() && all[i] != m) ++i;
+    if (i == all.size() || allowed(i)) continue;
     auto& d = report(ctx, ins, fmt::format("'{}': the comparison '{}' does not apply to {}", ins.full_opcode(), m, type),
                      "illegal-modifier");
     if (kind == 'b')
@@ -408,15 +453,16 @@ void check_atomic_op_type(CheckContext& ctx, const Instruction& ins, const Resol
 }  // namespace
 
 void check_modifier_rules(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
-  std::string_view fam = r.family->name;
-  if (fam == "cvt") check_cvt(ctx, ins, r);
-  check_float_arith(ctx, ins, r);
-  check_int_arith(ctx, ins, r);
-  check_required_choice(ctx, ins, r);
-  check_compare_type(ctx, ins, r);
-  check_sync_aligned(ctx, ins, r);
-  check_needs_sync_form(ctx, ins, r);
-  check_atomic_op_type(ctx, ins, r);
+  uint16_t rules = rules_of_family(*r.family);
+  if (!rules) return;
+  if (rules & kCvt) check_cvt(ctx, ins, r);
+  if (rules & (kFloatArith | kApproxOnly)) check_float_arith(ctx, ins, r);
+  if (rules & kIntArith) check_int_arith(ctx, ins, r);
+  if (rules & (kShuffle | kCompare)) check_required_choice(ctx, ins, r);
+  if (rules & kCompare) check_compare_type(ctx, ins, r);
+  if (rules & kSyncAligned) check_sync_aligned(ctx, ins, r);
+  if (rules & kSyncForm) check_needs_sync_form(ctx, ins, r);
+  if (rules & kAtomic) check_atomic_op_type(ctx, ins, r);
 }
 
 }  // namespace ptxforge::ptx
