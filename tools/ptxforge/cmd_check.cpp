@@ -58,7 +58,8 @@ int cmd_check(const std::vector<std::string>& args) {
     bool failed = ours.diags.has_errors() || (werror && ours.diags.warning_count() > 0);
 
     std::optional<toolchain::AssembleResult> theirs;
-    std::string arch_used = arch.empty() ? default_arch(*text) : arch;
+    // Only ptxas needs an architecture; the module is parsed already.
+    std::string arch_used = !with_ptxas || !arch.empty() ? arch : default_arch(ours.module);
     if (with_ptxas && !ptxas_missing) {
       toolchain::AssembleOptions opts;
       opts.arch = arch_used;

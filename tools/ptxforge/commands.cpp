@@ -43,7 +43,10 @@ Result<std::string> read_input(const std::string& path) {
 
 std::string default_arch(std::string_view ptx) {
   Diagnostics ignored;  // the module's problems are for check and ptxas to report
-  ptx::Module m = ptx::parse(ptx, ignored);
+  return default_arch(ptx::parse(ptx, ignored));
+}
+
+std::string default_arch(const ptx::Module& m) {
   for (auto& t : m.target_names())
     if (ptx::Target::parse(t)) return t;
   auto hw = agent::find_hardware("");  // the GPU's architecture, or the sm_90a profile

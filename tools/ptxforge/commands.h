@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ptx/ast.h"
 #include "util/result.h"
 
 namespace ptxforge::cli {
@@ -46,6 +47,7 @@ std::string resources_table(const toolchain::AssembleResult& r);
 // The architecture to assemble a module for when none is given: the module's own .target,
 // else the local GPU's, else sm_90a.
 std::string default_arch(std::string_view ptx);
+std::string default_arch(const ptx::Module& m);  // already parsed
 
 // Reads a PTX file, or stdin for "-".
 Result<std::string> read_input(const std::string& path);
