@@ -130,4 +130,46 @@ inline AgreementStats agree_with_ptxas(const std::vector<RuleCase>& cases, const
   return st;
 }
 
+// Module-level rules (declaration order, directives, initializers, address widths) need a
+// whole module per case, and some ptxas errors carry no line ("32-Bit ABI ... not supported"):
+// each case is assembled alone, and rejected means any error at all.
+struct ModuleCase {
+  std::string text;  // a whole module
+  int line = 0;      // the defect's line (1-based), where we must report an error
+};
+
+inline AgreementStats agree_modules_with_ptxas(const std::vector<ModuleCase>& cases, const std::string& arch = "sm_90a") {
+  AgreementStats st;
+  for (auto& c : cases) {
+    ++st.cases;
+    toolchain::AssembleOptions o;
+    o.arch = arch;
+    auto a = toolchain::assemble_with_ptxas(c.text, o);
+    if (!a) {
+      st.problems.push_back("ptxas did not run: " + a.error().message);
+      continue;
+    }
+    auto ours = check_source(c.text, ValidateOptions{false});
+    bool we_error = false, we_error_at_line = false;
+    std::string first;
+    for (auto& d : ours.diags.list()) {
+      if (d.severity != Severity::error) continue;
+      we_error = true;
+      if (first.empty()) first = fmt::format("line {}: {} [{}]", d.loc.line, d.message, d.check_id);
+      if (static_cast<int>(d.loc.line) == c.line) we_error_at_line = true;
+    }
+    std::string shown = c.text.substr(0, 400);
+    if (!a->ok) {
+      ++st.ptxas_rejects;
+      if (we_error_at_line) ++st.we_flag;
+      else st.problems.push_back(fmt::format("missed (ptxas rejects) at line {}:\n{}{}", c.line, shown,
+                                             we_error ? "\n[we flag: " + first + "]" : ""));
+    } else if (we_error) {
+      ++st.false_alarms;
+      st.problems.push_back(fmt::format("false alarm (ptxas accepts): {}\n{}", first, shown));
+    }
+  }
+  return st;
+}
+
 }  // namespace ptxforge::ptx::testing

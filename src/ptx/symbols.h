@@ -29,7 +29,8 @@ class Scope {
   // Adds a name; returns the earlier declaration when the name is already in this scope.
   // Names are views into the module, which outlives every scope.
   const SymbolInfo* add(std::string_view name, SymbolInfo info);
-  void add_range(std::string_view prefix, uint32_t count, SymbolInfo info);
+  // Adds %prefix<count>; returns an earlier declaration it clashes with in this scope.
+  const SymbolInfo* add_range(std::string_view prefix, uint32_t count, SymbolInfo info);
   const SymbolInfo* find(std::string_view name) const;
 
  private:
@@ -48,6 +49,7 @@ class ScopeStack {
   void pop() { scopes_.pop_back(); }
   Scope& top() { return scopes_.back(); }
   Scope& module() { return scopes_.front(); }
+  const Scope& at(size_t i) const { return scopes_[i]; }
   const SymbolInfo* find(std::string_view name) const;
   size_t depth() const { return scopes_.size(); }
 

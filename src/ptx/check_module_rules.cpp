@@ -1,0 +1,166 @@
+// Rules on a module's shape rather than on one instruction, each confirmed against ptxas 13.0:
+// performance directives belong to kernels and .noreturn to functions without return
+// values [function-directive];
+// variables live in spaces that allow them [variable-space]; initializers appear only on
+// .global/.const variables [initializer-space], hold no more elements than the declaration
+// [initializer-count] and have its shape and kind of literal [initializer-type].
+// It also records where each function is first declared, for use-before-declaration.
+#include <fmt/format.h>
+
+#include "ptx/check_context.h"
+
+namespace ptxforge::ptx {
+
+namespace {
+
+bool entry_only(std::string_view d) {
+  return d == ".maxntid" || d == ".reqntid" || d == ".minnctapersm" || d == ".maxnreg" || d == ".reqnctapercluster" ||
+         d == ".explicitcluster" || d == ".maxclusterrank" || d == ".blocksareclusters" || d == ".maxnctapersm";
+}
+
+void check_function_directives(CheckContext& ctx, const Function& f) {
+  for (auto& d : f.perf) {
+    if (!f.is_entry && entry_only(d.name)) {
+      auto& diag = ctx.diags.error(d.loc, fmt::format("'{}' applies to kernels (.entry) only, not to the .func '{}'",
+                                                      d.name, f.name), "function-directive");
+      diag.length = static_cast<uint32_t>(d.name.size());
+      diag.hint = fmt::format("put {} on the .entry that calls '{}', or drop it", d.name, f.name);
+    } else if (!f.is_entry && d.name == ".noreturn" && f.has_ret_list && !f.rets.empty()) {
+      auto& diag = ctx.diags.error(d.loc, fmt::format("'.noreturn' cannot mark '{}', which has return parameters", f.name),
+                                   "function-directive");
+      diag.length = static_cast<uint32_t>(d.name.size());
+      diag.hint = "a function that never returns has no return values: drop them or drop .noreturn";
+    } else if (f.is_entry && d.name == ".noreturn") {
+      auto& diag = ctx.diags.error(d.loc, fmt::format("'.noreturn' applies to .func only, not to the kernel '{}'", f.name),
+                                   "function-directive");
+      diag.length = static_cast<uint32_t>(d.name.size());
+      diag.hint = "remove .noreturn from the .entry";
+    } else if (f.is_entry && d.name == ".maxnctapersm") {
+      auto& diag = ctx.diags.error(d.loc, "'.maxnctapersm' was removed in PTX ISA 2.1", "function-directive");
+      diag.length = static_cast<uint32_t>(d.name.size());
+      diag.hint = "write .minnctapersm instead";
+    }
+  }
+}
+
+struct LiteralKind {
+  bool literal = false;     // an integer or floating literal, possibly negated
+  bool floating = false;
+};
+
+LiteralKind literal_kind(const Expr& e) {
+  const Expr* x = &e;
+  while (x->kind == Expr::Kind::unary && (x->text == "-" || x->text == "+") && !x->args.empty()) x = &x->args[0];
+  if (x->kind == Expr::Kind::integer) return {true, false};
+  if (x->kind == Expr::Kind::floating) return {true, true};
+  return {};
+}
+
+struct InitChecker {
+  CheckContext& ctx;
+  const VarDecl& d;
+  const Declarator& n;
+  bool reported = false;
+
+  void error(const Operand& o, std::string msg, const char* id, std::string hint) {
+    if (reported) return;  // one finding per declarator: the first explains the rest
+    reported = true;
+    auto& diag = ctx.diags.error(o.loc, std::move(msg), id);
+    diag.hint = std::move(hint);
+  }
+
+  std::string declared() const {
+    std::string s = fmt::format("{}{} {}", d.vec ? fmt::format(".v{} ", d.vec) : "", d.type, n.name);
+    for (auto& dim : n.dims) s += dim ? fmt::format("[{}]", *dim) : "[]";
+    return s;
+  }
+
+  // `level` indexes n.dims; past the dims comes the vector level (when .vN), then scalars.
+  void check(const Operand& o, size_t level) {
+    bool array_level = level < n.dims.size();
+    bool vector_level = !array_level && d.vec && level == n.dims.size();
+    if (array_level || vector_level) {
+      if (o.kind != Operand::Kind::vector) {
+        error(o, fmt::format("'{}' needs a {{...}} initializer here, not a single value", declared()),
+              "initializer-type", "arrays and vectors are initialized with braces, one level per dimension: "
+                                  "a[2][2] = {{1, 2}, {3, 4}}");
+        return;
+      }
+      size_t count = o.elems.size();
+      if (array_level && n.dims[level] && count > *n.dims[level]) {
+        error(o, fmt::format("{} initializers for {} elements of '{}'", count, *n.dims[level], declared()),
+              "initializer-count", "drop the extra values, or enlarge the array (a[] takes its size from the initializer)");
+        return;
+      }
+      if (vector_level && count != d.vec) {
+        error(o, fmt::format("{} initializers for the {}-element vector '{}'", count, d.vec, declared()),
+              "initializer-count", fmt::format("a .v{} initializer lists exactly {} values", d.vec, d.vec));
+        return;
+      }
+      for (auto& e : o.elems) check(e, level + 1);
+      return;
+    }
+    if (o.kind == Operand::Kind::vector) {
+      error(o, fmt::format("'{}' is {}, so its initializer is a single value, not a {{...}} list", declared(),
+                           n.dims.empty() ? "a scalar" : "initialized one level per dimension"),
+            "initializer-type", n.dims.empty() ? "write '= 1', or declare an array: a[2] = {1, 2}" : "");
+      return;
+    }
+    if (o.kind != Operand::Kind::expr) return;
+    LiteralKind lit = literal_kind(o.expr);
+    if (!lit.literal) return;  // symbols and expressions: ptxas judges them; no alarm
+    char kind = type_kind(d.type);
+    if (kind == 'f' && !lit.floating)
+      error(o, fmt::format("integer literal initializing the {} variable '{}'", d.type, n.name), "initializer-type",
+            "write a floating-point literal (1.0) or a bit pattern (0f3F800000)");
+    else if ((kind == 'u' || kind == 's') && lit.floating)
+      error(o, fmt::format("floating-point literal initializing the {} variable '{}'", d.type, n.name), "initializer-type",
+            fmt::format("write an integer, or declare the variable .b{} to hold a float's bits", type_bits(d.type)));
+  }
+};
+
+void check_initializer(CheckContext& ctx, const VarDecl& d, const Declarator& n) {
+  InitChecker c{ctx, d, n};
+  if (d.space != ".global" && d.space != ".const") {
+    c.error(*n.init, fmt::format("'{}' is in {}, which takes no initializer", n.name, d.space), "initializer-space",
+            d.space == ".reg" ? "assign it with mov after the declaration"
+                              : "only .global and .const variables have initial values; store the value at run time "
+                                "(e.g. st.shared), or move the variable to .global/.const");
+    return;
+  }
+  if (d.type == ".f16" || d.type == ".f16x2" || d.type == ".bf16" || d.type == ".bf16x2") {
+    c.error(*n.init, fmt::format("a {} variable cannot have an initializer", d.type), "initializer-type",
+            fmt::format("declare it .b{} and give the bit pattern (e.g. 0x3C00 for 1.0 in .f16)", type_bits(d.type)));
+    return;
+  }
+  c.check(*n.init, 0);
+}
+
+}  // namespace
+
+void check_module_rules(CheckContext& ctx) {
+  for (size_t i = 0; i < ctx.module.items.size(); ++i) {
+    auto* f = std::get_if<Function>(&ctx.module.items[i].node);
+    if (!f) continue;
+    ctx.function_first_item.emplace(f->name, i);
+    check_function_directives(ctx, *f);
+  }
+}
+
+void check_variable_rules(CheckContext& ctx, const VarDecl& d, bool module_scope) {
+  if (module_scope && (d.space == ".local" || d.space == ".param")) {
+    auto& diag = ctx.diags.error(d.loc, fmt::format("{} variables cannot be declared at module scope", d.space),
+                                 "variable-space");
+    diag.hint = d.space == ".local" ? "declare .local variables inside the function that uses them"
+                                    : "parameters belong in a function's parameter list";
+  } else if (d.type == ".pred" && (d.space == ".global" || d.space == ".shared" || d.space == ".const" ||
+                                   d.space == ".local")) {
+    auto& diag = ctx.diags.error(d.loc, fmt::format(".pred variables live in registers, not in {}", d.space),
+                                 "variable-space");
+    diag.hint = "declare it '.reg .pred %p;', or store a .u8/.u32 flag in memory";
+  }
+  for (auto& n : d.names)
+    if (n.init) check_initializer(ctx, d, n);
+}
+
+}  // namespace ptxforge::ptx
