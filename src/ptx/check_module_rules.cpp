@@ -3,7 +3,9 @@
 // values [function-directive];
 // variables live in spaces that allow them [variable-space]; initializers appear only on
 // .global/.const variables [initializer-space], hold no more elements than the declaration
-// [initializer-count] and have its shape and kind of literal [initializer-type].
+// [initializer-count] and have its shape and kind of literal [initializer-type]; arrays have
+// a size unless .extern [incomplete-array]; registers are not arrays and .extern stays at
+// module scope [variable-space].
 // It also records where each function is first declared, for use-before-declaration.
 #include <fmt/format.h>
 
@@ -147,7 +149,51 @@ void check_module_rules(CheckContext& ctx) {
   }
 }
 
+namespace {
+
+bool has_linkage(const VarDecl& d, std::string_view word) {
+  for (auto& l : d.linkage)
+    if (l == word) return true;
+  return false;
+}
+
+// An array needs a size unless it is .extern (dynamic shared memory) or sized by its
+// initializer; a [0] dimension is no size either ("Non-external variable has incomplete type").
+// An inner dimension of 0 is refused even on .extern ("Array of incomplete type").
+void check_array_size(CheckContext& ctx, const VarDecl& d, const Declarator& n) {
+  if (n.dims.empty()) return;
+  if (d.space != ".global" && d.space != ".const" && d.space != ".shared" && d.space != ".local") return;
+  bool inner_zero = false;
+  for (size_t i = 1; i < n.dims.size(); ++i) inner_zero = inner_zero || (n.dims[i] && *n.dims[i] == 0);
+  bool is_extern = has_linkage(d, ".extern");
+  bool unsized = (n.dims[0] && *n.dims[0] == 0) || (!n.dims[0] && !n.init);
+  if (!inner_zero && (is_extern || !unsized)) return;
+  auto& diag = ctx.diags.error(n.loc, fmt::format("'{}' is an array without a size", n.name), "incomplete-array");
+  diag.length = static_cast<uint32_t>(n.name.size());
+  diag.hint = d.space == ".shared"
+                  ? "dynamic shared memory is declared at module scope as '.extern .shared .align 16 .b8 smem[];' "
+                    "and sized by the launch"
+                  : "give the array its element count, or an initializer (a[] = {1, 2} takes its size from it)";
+}
+
+}  // namespace
+
 void check_variable_rules(CheckContext& ctx, const VarDecl& d, bool module_scope) {
+  if (!module_scope && has_linkage(d, ".extern") && d.space != ".param") {
+    auto& diag = ctx.diags.error(d.loc, ".extern declarations belong at module scope, not inside a function",
+                                 "variable-space");
+    diag.hint = "move it above the functions, e.g. '.extern .shared .align 16 .b8 smem[];'";
+    return;
+  }
+  if (d.space == ".reg")
+    for (auto& n : d.names)
+      if (!n.dims.empty()) {
+        auto& diag = ctx.diags.error(n.loc, fmt::format("register '{}' cannot be an array", n.name), "variable-space");
+        diag.length = static_cast<uint32_t>(n.name.size());
+        diag.hint = fmt::format("declare numbered registers instead: '.reg {} {}<N>;' gives {}0 .. {}(N-1)", d.type,
+                                n.name, n.name, n.name);
+        return;
+      }
   if (module_scope && (d.space == ".local" || d.space == ".param")) {
     auto& diag = ctx.diags.error(d.loc, fmt::format("{} variables cannot be declared at module scope", d.space),
                                  "variable-space");
@@ -159,8 +205,16 @@ void check_variable_rules(CheckContext& ctx, const VarDecl& d, bool module_scope
                                  "variable-space");
     diag.hint = "declare it '.reg .pred %p;', or store a .u8/.u32 flag in memory";
   }
-  for (auto& n : d.names)
-    if (n.init) check_initializer(ctx, d, n);
+  for (auto& n : d.names) {
+    check_array_size(ctx, d, n);
+    if (n.init && has_linkage(d, ".extern")) {
+      auto& diag = ctx.diags.error(n.init->loc, fmt::format("the .extern declaration of '{}' takes no initializer", n.name),
+                                   "initializer-space");
+      diag.hint = "initialize the variable where it is defined (without .extern)";
+    } else if (n.init) {
+      check_initializer(ctx, d, n);
+    }
+  }
 }
 
 }  // namespace ptxforge::ptx

@@ -108,6 +108,17 @@ TEST(StructureChecks, Initializers) {
   EXPECT_THAT(ids(module(".local .u32 a;\n"), false), ElementsAre("variable-space"));
 }
 
+TEST(StructureChecks, ArraysNeedASizeUnlessExtern) {
+  auto r = check(module(".shared .align 16 .b8 smem[];\n"));
+  auto& d = only(r);
+  EXPECT_EQ(d.check_id, "incomplete-array");
+  EXPECT_EQ(d.message, "'smem' is an array without a size");
+  EXPECT_THAT(d.hint, HasSubstr(".extern .shared .align 16 .b8 smem[];"));
+  EXPECT_THAT(ids(module(".extern .shared .align 16 .b8 smem[];\n.global .u32 a[] = {1, 2};\n"), false), IsEmpty());
+  EXPECT_THAT(ids(kernel(".reg .b32 %q[2];"), false), ElementsAre("variable-space"));
+  EXPECT_THAT(ids(kernel(".extern .shared .b8 dyn[];"), false), ElementsAre("variable-space"));
+}
+
 TEST(StructureChecks, ConstantSpaceIsReadOnly) {
   auto r = check(kernel("mov.u64 %rd1, 0;\nst.const.u32 [%rd1], %r1;"));
   auto& d = only(r);

@@ -233,6 +233,33 @@ TEST(RuleAgreement, Initializers) {
   expect_agreement(agree_modules_with_ptxas(cases), "initializer", 200);
 }
 
+TEST(RuleAgreement, ArraySizesAndPlacement) {
+  REQUIRE_PTXAS();
+  std::vector<ModuleCase> cases;
+  auto at_module_scope = [&](const std::string& decl) {
+    cases.push_back(module_case(std::string(kModuleHead) + decl + "\n.visible .entry k()\n{\nret;\n}\n", decl));
+  };
+  auto in_kernel = [&](const std::string& decl) {
+    cases.push_back(module_case(std::string(kModuleHead) + ".visible .entry k()\n{\n" + decl + "\nret;\n}\n", decl));
+  };
+  for (std::string link : {"", ".visible ", ".weak ", ".extern "}) {
+    for (std::string space : {".global", ".const", ".shared"}) {
+      for (std::string dims : {"[]", "[0]", "[4]", "[][2]", "[2][0]"}) {
+        if (link == ".extern " && space != ".shared") continue;  // an unresolved .extern is another rule
+        at_module_scope(link + space + " .align 4 .b32 a" + dims + ";");
+        if (link.empty() && space != ".const")
+          in_kernel((space == ".global" ? std::string(".local") : space) + " .align 4 .b32 a" + dims + ";");
+      }
+      if (link != ".extern ") at_module_scope(link + space + " .b32 a[] = {1, 2};");
+    }
+  }
+  for (std::string reg : {".reg .b32 %q[2];", ".reg .b32 r[];", ".reg .b32 %q<2>;", ".reg .v2 .b32 %q;"}) in_kernel(reg);
+  for (std::string ext : {".extern .shared .b8 smem[];", ".extern .global .u32 g;", ".extern .const .u32 c;"})
+    in_kernel(ext);
+  for (std::string ext : {".extern .global .u32 g = 1;", ".extern .shared .b32 s = 1;"}) at_module_scope(ext);
+  expect_agreement(agree_modules_with_ptxas(cases), "array-size", 30);
+}
+
 TEST(RuleAgreement, ReadOnlySpaces) {
   REQUIRE_PTXAS();
   RuleHeader h;
