@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "ptx/check_context.h"
+#include "ptx/printer.h"
 #include "util/text.h"
 
 namespace ptxforge::ptx {
@@ -23,6 +24,15 @@ const Expr* special_register(CheckContext& ctx, const Operand& o) {
   std::string_view t = o.expr.text;
   if (t.empty() || t[0] != '%' || !is_special_register(t) || ctx.scopes.find(t)) return nullptr;
   return &o.expr;
+}
+
+// Whether an earlier check already reported an error at this operand (operand-type on
+// 'add.f32 %f1, %tid.x, ...'): one finding per defect.
+bool already_reported(const CheckContext& ctx, SourceLoc loc) {
+  auto& list = ctx.diags.list();
+  for (auto it = list.rbegin(); it != list.rend() && it->loc.line == loc.line; ++it)
+    if (it->severity == Severity::error && it->loc.col == loc.col) return true;
+  return false;
 }
 
 bool writes_first_operand(const IsaFamily& f) {
@@ -48,7 +58,7 @@ void check_special_registers(CheckContext& ctx, const Instruction& ins, const Re
                            e->text);
       continue;
     }
-    if (reader) continue;
+    if (reader || already_reported(ctx, e->loc)) continue;
     std::string_view st = special_register_type(e->text);
     auto& d = ctx.diags.error(e->loc, fmt::format("special register '{}' cannot be an operand of '{}'; only mov and "
                                                   "integer cvt read special registers", e->text, ins.full_opcode()),
@@ -194,8 +204,9 @@ void check_address_width(CheckContext& ctx, const Instruction& ins, const Resolv
                                                    base->text, space.empty() ? "generic" : ".global"),
                             "address-width");
   d.length = static_cast<uint32_t>(base->text.size());
-  d.hint = fmt::format("form the address in a .b64 register (e.g. mul.wide.u32 %rd, {}, 4; add.s64 %rd, %rd_base, %rd); "
-                       "only .shared/.local/.const/.param addresses may be 32-bit", base->text);
+  d.hint = fmt::format("compute a 64-bit address, e.g. 'mul.wide.u32 %rd2, {}, 4; add.s64 %rd3, %rd1, %rd2;' "
+                       "(%rd1 the base pointer) and use [%rd3]; only .shared/.local/.const/.param addresses may be "
+                       "32-bit", base->text);
   d.notes.push_back({s->loc, fmt::format("'{}' declared {} here", base->text, s->type)});
 }
 
@@ -238,6 +249,23 @@ void check_mbarrier(CheckContext& ctx, const Instruction& ins, const Resolved& r
   }
 }
 
+// ".func (.param .b32 r) f(.param .b32 a);": the declaration that makes a later definition usable.
+std::string prototype_of(const Function& f) {
+  auto list = [](const List<VarDecl>& decls) {
+    std::string out;
+    for (auto& d : decls) {
+      std::string one = print(d);
+      while (!one.empty() && (one.back() == ';' || one.back() == '\n' || one.back() == ' ')) one.pop_back();
+      out += (out.empty() ? "" : ", ") + one;
+    }
+    return out;
+  };
+  std::string proto = ".func ";
+  if (f.has_ret_list) proto += "(" + list(f.rets) + ") ";
+  proto += std::string(f.name) + "(" + list(f.params) + ");";
+  return proto;
+}
+
 // ptxas reads a module top to bottom: a function named before its declaration or definition
 // is an unknown symbol ("Call to 'f' requires call prototype").
 void check_declaration_order(CheckContext& ctx, const Instruction& ins) {
@@ -252,8 +280,7 @@ void check_declaration_order(CheckContext& ctx, const Instruction& ins) {
       auto& d = ctx.diags.error(n->loc, fmt::format("function '{}' is used before it is declared", n->text),
                                 "use-before-declaration");
       d.length = static_cast<uint32_t>(n->text.size());
-      d.hint = "declare it above its first use: move the definition up, or add a prototype such as "
-               "'.func f(.param .b32 a);' before this function";
+      d.hint = fmt::format("move its definition up, or declare it above this function: '{}'", prototype_of(*s->fn));
       d.notes.push_back({s->loc, "declared here"});
     }
   }

@@ -138,6 +138,9 @@ TEST(StructureChecks, FunctionUsedBeforeItsDeclaration) {
   EXPECT_THAT(ids(module(".func f();\n.visible .entry k()\n{\ncall f;\nret;\n}\n.func f()\n{\nret;\n}\n"), false),
               IsEmpty());
   EXPECT_THAT(ids(module(".func f()\n{\ncall f;\nret;\n}\n"), false), IsEmpty());
+  auto with_args = check(module(".visible .entry k()\n{\n.param .b32 a;\n.param .b32 r;\ncall (r), f2, (a);\nret;\n}\n"
+                                ".func (.param .b32 r) f2(.param .b32 a)\n{\nst.param.b32 [r], 0;\nret;\n}\n"));
+  EXPECT_THAT(only(with_args).hint, HasSubstr("'.func (.param .b32 r) f2(.param .b32 a);'"));
 }
 
 TEST(StructureChecks, GlobalAddressesAre64Bit) {
