@@ -187,6 +187,43 @@ void check_generic_variable(CheckContext& ctx, const Instruction& ins, const Res
 // .shared, .local, .const and .param may be 32-bit registers.
 void check_address_width(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
   std::string_view fam = r.family->name;
+  // cvta converts 64-bit addresses; its .u32 form is the 32-bit ABI.
+  if (fam == "cvta" && r.type == ".u32") {
+    auto& d = ctx.diags.error(ins.loc, fmt::format("'{}' converts 32-bit addresses, which ptxas does not support",
+                                                   ins.full_opcode()), "address-width");
+    d.length = static_cast<uint32_t>(ins.full_opcode().size());
+    d.hint = "use cvta with .u64 and 64-bit registers; a 32-bit .shared offset needs no cvta";
+    return;
+  }
+  // mov.u32 of a .global variable's address (an offset from it is accepted, oddly); no
+  // address at all goes into a float register.
+  if (fam == "mov" && ins.operands.size() == 2 && ins.operands[1].kind == Operand::Kind::expr &&
+      type_kind(r.type) == 'f') {
+    ExprRefs names;
+    collect_names(ins.operands[1], names);
+    for (const Expr* n : names) {
+      const SymbolInfo* s = ctx.scopes.find(n->text);
+      if (!s || (s->kind != SymbolInfo::Kind::variable && s->kind != SymbolInfo::Kind::param)) continue;
+      auto& d = ctx.diags.error(n->loc, fmt::format("'{}' cannot take the address of '{}': addresses are integers",
+                                                    ins.full_opcode(), n->text), "operand-type");
+      d.length = static_cast<uint32_t>(n->text.size());
+      d.hint = fmt::format("take the address with mov.u64 %rd1, {}; and load the value with ld", n->text);
+      return;
+    }
+    return;
+  }
+  if (fam == "mov" && type_bits(r.type) == 32 && ins.operands.size() == 2 &&
+      ins.operands[1].kind == Operand::Kind::expr && ins.operands[1].expr.kind == Expr::Kind::name) {
+    const Expr& n = ins.operands[1].expr;
+    const SymbolInfo* s = ctx.scopes.find(n.text);
+    if (s && s->kind == SymbolInfo::Kind::variable && s->space == ".global") {
+      auto& d = ctx.diags.error(n.loc, fmt::format("the address of the .global variable '{}' is 64-bit, but '{}' "
+                                                   "makes it 32-bit", n.text, ins.full_opcode()), "address-width");
+      d.length = static_cast<uint32_t>(n.text.size());
+      d.hint = fmt::format("take it into a 64-bit register: mov.u64 %rd1, {};", n.text);
+    }
+    return;
+  }
   bool memory = fam == "ld" || fam == "st" || fam == "atom" || fam == "red" || fam == "ldu" || fam == "prefetch" ||
                 fam == "prefetchu" || starts_with(fam, "mbarrier.");
   if (!memory) return;

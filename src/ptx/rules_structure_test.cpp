@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ptx/isa.h"
 #include "ptx/rule_agreement.h"
 #include "util/paths.h"
 
@@ -345,6 +346,24 @@ TEST(RuleAgreement, AddressWidths) {
       }
     }
   }
+  // Address-making instructions: cvta in 32 bits, mov of a variable's address into 32 bits.
+  std::string var_head = std::string(kModuleHead) + ".global .align 4 .b32 gv[4];\n.const .align 4 .b32 cv[4];\n" +
+                         ".shared .align 4 .b32 sv[4];\n.visible .entry k(.param .u64 p)\n{\n.reg .b32 %r<3>;\n" +
+                         ".reg .b64 %rd<3>;\n.reg .f32 %f1;\n.local .align 4 .b32 lv[4];\n";
+  for (std::string type : {".u32", ".b32", ".s32", ".u64", ".b64", ".f32"}) {
+    std::string dst = type == ".f32" ? "%f1" : type_bits(type) == 64 ? "%rd1" : "%r1";
+    for (std::string var : {"gv", "cv", "sv", "lv", "p", "gv+4", "sv+8"}) {
+      std::string line = "mov" + type + " " + dst + ", " + var + ";";
+      cases.push_back(module_case(var_head + line + "\nret;\n}\n", line));
+    }
+  }
+  for (std::string sp : {".global", ".shared", ".shared::cta", ".local", ".const", ".param"})
+    for (std::string dir : {"cvta", "cvta.to"})
+      for (std::string type : {".u32", ".u64"}) {
+        std::string regs = type == ".u32" ? " %r1, %r2;" : " %rd1, %rd2;";
+        std::string line = dir + sp + type + regs;
+        cases.push_back(module_case(var_head + line + "\nret;\n}\n", line));
+      }
   cases.push_back(module_case(".version 8.0\n.target sm_90a\n.address_size 32\n.visible .entry k()\n{\nret;\n}\n",
                               ".address_size 32"));
   cases.push_back(module_case(".version 8.0\n.target sm_80\n.address_size 32\n.visible .entry k()\n{\nret;\n}\n",
