@@ -1,12 +1,16 @@
 // Rules on a module's shape rather than on one instruction, each confirmed against ptxas 13.0:
-// performance directives belong to kernels and .noreturn to functions without return
-// values [function-directive];
+// performance directives belong to kernels, with 1-3 positive sizes and no conflicting pair,
+// and .noreturn to functions without return values [function-directive];
 // variables live in spaces that allow them [variable-space]; initializers appear only on
 // .global/.const variables [initializer-space], hold no more elements than the declaration
 // [initializer-count] and have its shape and kind of literal [initializer-type]; arrays have
 // a size unless .extern [incomplete-array]; registers are not arrays and .extern stays at
 // module scope [variable-space].
 // It also records where each function is first declared, for use-before-declaration.
+#include <cstdlib>
+#include <optional>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "ptx/check_context.h"
@@ -20,7 +24,65 @@ bool entry_only(std::string_view d) {
          d == ".explicitcluster" || d == ".maxclusterrank" || d == ".blocksareclusters" || d == ".maxnctapersm";
 }
 
+// The numbers of a directive such as ".maxntid 128, 1, 1"; nullopt when a word is not a number.
+std::optional<std::vector<uint64_t>> directive_numbers(const Directive& d) {
+  std::vector<uint64_t> out;
+  for (auto& w : d.args) {
+    if (w == ",") continue;
+    std::string text(w);
+    char* end = nullptr;
+    uint64_t v = std::strtoull(text.c_str(), &end, 0);
+    if (text.empty() || *end != 0) return std::nullopt;
+    out.push_back(v);
+  }
+  return out;
+}
+
+// Kernel directive arguments: ptxas wants 1..3 sizes (one for the counts) and no zero
+// ("Positive non-zero value expected"), and refuses .maxntid with .reqntid and
+// .reqnctapercluster with .maxclusterrank ("Conflicting directives").
+void check_entry_directive_args(CheckContext& ctx, const Function& f) {
+  const Directive* seen_maxntid = nullptr;
+  const Directive* seen_cluster = nullptr;
+  for (auto& d : f.perf) {
+    std::string_view n = d.name;
+    bool dims = n == ".maxntid" || n == ".reqntid" || n == ".reqnctapercluster";
+    bool count = n == ".maxnreg" || n == ".minnctapersm" || n == ".maxclusterrank";
+    if (!dims && !count) continue;
+    auto report = [&](std::string msg, std::string hint) {
+      auto& diag = ctx.diags.error(d.loc, std::move(msg), "function-directive");
+      diag.length = static_cast<uint32_t>(n.size());
+      diag.hint = std::move(hint);
+    };
+    auto numbers = directive_numbers(d);
+    if (numbers && (numbers->empty() || numbers->size() > (dims ? 3u : 1u))) {
+      report(fmt::format("'{}' takes {} number{}, not {}", n, dims ? "1 to 3" : "exactly one", dims ? "s" : "",
+                         numbers->size()),
+             dims ? fmt::format("write '{} 128' or '{} 16, 8, 1' (x, y, z)", n, n) : fmt::format("write '{} 2'", n));
+      continue;
+    }
+    bool positive = n != ".reqnctapercluster" && n != ".maxclusterrank";
+    if (numbers && positive)
+      for (uint64_t v : *numbers)
+        if (v == 0) {
+          report(fmt::format("'{}' needs positive sizes, and one is 0", n), "every dimension is at least 1");
+          break;
+        }
+    bool threads = n == ".maxntid" || n == ".reqntid";
+    bool cluster = n == ".reqnctapercluster" || n == ".maxclusterrank";
+    const Directive*& earlier = threads ? seen_maxntid : seen_cluster;
+    if ((threads || cluster) && earlier && earlier->name != n) {
+      report(fmt::format("'{}' and '{}' cannot both be given", earlier->name, n),
+             threads ? "keep .reqntid when the block size is fixed, .maxntid when it is only bounded"
+                     : "keep .reqnctapercluster when the cluster shape is fixed, .maxclusterrank when it is bounded");
+      ctx.diags.list().back().notes.push_back({earlier->loc, "the other directive is here"});
+    }
+    if (threads || cluster) earlier = &d;
+  }
+}
+
 void check_function_directives(CheckContext& ctx, const Function& f) {
+  if (f.is_entry) check_entry_directive_args(ctx, f);
   for (auto& d : f.perf) {
     if (!f.is_entry && entry_only(d.name)) {
       auto& diag = ctx.diags.error(d.loc, fmt::format("'{}' applies to kernels (.entry) only, not to the .func '{}'",

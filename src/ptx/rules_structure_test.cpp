@@ -176,6 +176,22 @@ TEST(RuleAgreement, EntryOnlyDirectives) {
     std::string entry = std::string(kModuleHead) + ".visible .entry k()\n" + dir + "\n{\nret;\n}\n";
     cases.push_back(module_case(entry, dir));
   }
+  // Arguments and pairs on kernels; the defect is the second line of a pair.
+  for (std::string dir : {".maxntid 0", ".maxntid 32, 0, 1", ".maxntid 1, 1, 1, 1", ".reqntid 0", ".reqntid 33, 33",
+                          ".reqntid 1, 1, 1, 1", ".maxnreg 0", ".maxnreg 0x20", ".maxnreg 32, 2", ".minnctapersm 0",
+                          ".minnctapersm 2, 2", ".maxclusterrank 0", ".reqnctapercluster 0", ".reqnctapercluster 1, 1, 1, 1",
+                          ".maxntid 1024", ".maxnreg 255", ".minnctapersm 64", ".reqnctapercluster 2, 2, 2"}) {
+    std::string entry = std::string(kModuleHead) + ".visible .entry k()\n" + dir + "\n{\nret;\n}\n";
+    cases.push_back(module_case(entry, dir));
+  }
+  for (auto [first, second] : std::vector<std::pair<std::string, std::string>>{
+           {".maxntid 128", ".reqntid 128"}, {".reqntid 128", ".maxntid 256"}, {".maxntid 128", ".maxntid 256"},
+           {".reqntid 128", ".reqntid 64"}, {".reqnctapercluster 2", ".maxclusterrank 8"},
+           {".maxclusterrank 8", ".reqnctapercluster 2, 1, 1"}, {".explicitcluster", ".reqnctapercluster 2"},
+           {".maxntid 128", ".minnctapersm 2"}, {".maxnreg 32", ".maxnreg 64"}}) {
+    std::string entry = std::string(kModuleHead) + ".visible .entry k()\n" + first + "\n" + second + "\n{\nret;\n}\n";
+    cases.push_back(module_case(entry, second));
+  }
   expect_agreement(agree_modules_with_ptxas(cases), "function-directive", 30);
 }
 
