@@ -48,6 +48,8 @@ struct CheckContext {
   size_t item_index = 0;
   std::unordered_map<std::string_view, size_t> function_first_item;
   std::unordered_set<std::string_view> branch_tables;  // labels of .branchtargets in the current function
+  // Labels are block-scoped: the labels of each block being walked, outermost first.
+  std::vector<std::unordered_set<std::string_view>> label_scopes;
   bool want_warnings() const { return opts.warnings; }
 };
 
@@ -80,7 +82,10 @@ bool compatible_types(std::string_view reg, std::string_view ins);
 // check_structure.cpp: rules on single instructions beyond the ISA table (special registers,
 // branch targets, read-only spaces, address widths, mbarrier operands, declaration order).
 void collect_branch_tables(CheckContext& ctx, const Function& f);
+void enter_block(CheckContext& ctx, const Block& b);
+void leave_block(CheckContext& ctx);
 void check_structure(CheckContext& ctx, const Instruction& ins);
+void check_branch_targets_scope(CheckContext& ctx, const Directive& d);
 
 // check_module_rules.cpp: .address_size, entry-only directives, initializers, module-scope spaces.
 void check_module_rules(CheckContext& ctx);

@@ -5,7 +5,8 @@
 // .global/.const variables [initializer-space], hold no more elements than the declaration
 // [initializer-count] and have its shape and kind of literal [initializer-type]; arrays have
 // a size unless .extern [incomplete-array]; registers are not arrays and .extern stays at
-// module scope [variable-space].
+// module scope, kernel parameters are .param and none is .pred [variable-space]; the
+// header comes first, in order [header-order].
 // It also records where each function is first declared, for use-before-declaration.
 #include <cstdlib>
 #include <optional>
@@ -78,6 +79,45 @@ void check_entry_directive_args(CheckContext& ctx, const Function& f) {
       ctx.diags.list().back().notes.push_back({earlier->loc, "the other directive is here"});
     }
     if (threads || cluster) earlier = &d;
+  }
+}
+
+// Kernel parameters live in .param, function parameters in .param or .reg; no parameter is a .param .pred ("Predicate variable
+// must be in register state space"); a .func may take .reg parameters.
+void check_parameters(CheckContext& ctx, const Function& f) {
+  auto check = [&](const VarDecl& p) {
+    if (f.is_entry && p.space != ".param") {
+      auto& diag = ctx.diags.error(p.loc, fmt::format("kernel parameters are .param, not {}", p.space), "variable-space");
+      diag.hint = "declare it '.param .u64 name' (pointers) or '.param .u32 name' and read it with ld.param";
+    } else if (!f.is_entry && p.space != ".param" && p.space != ".reg") {
+      auto& diag = ctx.diags.error(p.loc, fmt::format("function parameters are .param or .reg, not {}", p.space),
+                                   "variable-space");
+      diag.hint = "pass a pointer to the memory instead: '.param .u64 ptr'";
+    } else if (p.space == ".param" && p.type == ".pred") {
+      auto& diag = ctx.diags.error(p.loc, "a .param parameter cannot be .pred", "variable-space");
+      diag.hint = f.is_entry ? "pass a .u32 (0 or 1) and compare it with setp"
+                             : "pass a .u32 (0 or 1), or declare the parameter '.reg .pred'";
+    }
+  };
+  for (auto& p : f.params) check(p);
+  for (auto& p : f.rets) check(p);
+}
+
+// .version, then .target, then (optionally) .address_size, each once, before anything else.
+void check_header_order(CheckContext& ctx) {
+  if (!ctx.module.version() || !ctx.module.target()) return;  // missing-version / missing-target say it
+  const auto& items = ctx.module.items;
+  for (size_t i = 0; i < items.size(); ++i) {
+    auto* d = std::get_if<Directive>(&items[i].node);
+    if (!d || (d->name != ".version" && d->name != ".target" && d->name != ".address_size")) continue;
+    size_t want = d->name == ".version" ? 0 : d->name == ".target" ? 1 : 2;
+    if (i == want) continue;
+    auto& diag = ctx.diags.error(d->loc, want == 0   ? std::string("'.version' must be the first line of the module, once")
+                                         : want == 1 ? std::string("'.target' must come right after .version, once")
+                                                     : std::string("'.address_size' must come right after .target, once"),
+                                 "header-order");
+    diag.length = static_cast<uint32_t>(d->name.size());
+    diag.hint = "start the module with '.version 8.0', '.target sm_90a', '.address_size 64' in that order";
   }
 }
 
@@ -203,11 +243,13 @@ void check_initializer(CheckContext& ctx, const VarDecl& d, const Declarator& n)
 }  // namespace
 
 void check_module_rules(CheckContext& ctx) {
+  check_header_order(ctx);
   for (size_t i = 0; i < ctx.module.items.size(); ++i) {
     auto* f = std::get_if<Function>(&ctx.module.items[i].node);
     if (!f) continue;
     ctx.function_first_item.emplace(f->name, i);
     check_function_directives(ctx, *f);
+    check_parameters(ctx, *f);
   }
 }
 

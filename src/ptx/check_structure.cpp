@@ -1,7 +1,8 @@
 // Rules on single instructions that the ISA table cannot express, each one found by giving
 // ptxas 13.0 the defect and confirmed in the PTX ISA manual:
 //   special registers are read-only and only mov/cvt read them [special-reg-dest, special-reg-operand];
-//   bra takes a label, brx.idx a .branchtargets label [branch-target];
+//   bra takes a label, brx.idx a .branchtargets label [branch-target], visible from the
+//   branch's block [label-scope];
 //   the constant space and kernel parameters are not written [read-only-space];
 //   generic addressing names no .const or .param variable [state-space, param-space];
 //   .global and generic addresses are 64-bit [address-width];
@@ -335,12 +336,51 @@ void collect_branch_tables(CheckContext& ctx, const Function& f) {
   });
 }
 
+void enter_block(CheckContext& ctx, const Block& b) {
+  auto& labels = ctx.label_scopes.emplace_back();
+  for (auto& st : b.stmts)
+    if (auto* l = std::get_if<Label>(&st.node)) labels.insert(l->name);
+}
+
+void leave_block(CheckContext& ctx) { ctx.label_scopes.pop_back(); }
+
+namespace {
+
+bool label_visible(const CheckContext& ctx, std::string_view name) {
+  for (auto& scope : ctx.label_scopes)
+    if (scope.count(name)) return true;
+  return false;
+}
+
+// A label of the function that is defined in a block not enclosing this statement: ptxas
+// says "Unknown symbol" (labels are scoped by { } blocks like registers).
+void report_hidden_label(CheckContext& ctx, std::string_view name, SourceLoc loc) {
+  auto it = ctx.labels.find(name);
+  if (it == ctx.labels.end() || label_visible(ctx, name)) return;
+  auto& d = ctx.diags.error(loc, fmt::format("label '{}' is inside another {{ }} block and not visible here", name),
+                            "label-scope");
+  d.length = static_cast<uint32_t>(name.size());
+  d.hint = "labels are visible in their own block and the blocks nested in it; move the label out of the inner block";
+  d.notes.push_back({it->second, "defined here"});
+}
+
+}  // namespace
+
+void check_branch_targets_scope(CheckContext& ctx, const Directive& d) {
+  for (auto& a : d.args) report_hidden_label(ctx, a, d.loc);
+}
+
 void check_structure(CheckContext& ctx, const Instruction& ins) {
   auto it = ctx.resolved.find(&ins);
   if (it == ctx.resolved.end() || !it->second.family) return;
   const Resolved& r = it->second;
   check_special_registers(ctx, ins, r);
   check_branches(ctx, ins, r);
+  if ((r.family->name == "bra" || r.family->name == "brx.idx") && !ins.operands.empty()) {
+    const Operand& target = ins.operands.back();
+    if (target.kind == Operand::Kind::expr && target.expr.kind == Expr::Kind::name)
+      report_hidden_label(ctx, target.expr.text, target.expr.loc);
+  }
   check_read_only(ctx, ins, r);
   check_generic_variable(ctx, ins, r);
   check_address_width(ctx, ins, r);

@@ -119,6 +119,24 @@ TEST(StructureChecks, ArraysNeedASizeUnlessExtern) {
   EXPECT_THAT(ids(kernel(".extern .shared .b8 dyn[];"), false), ElementsAre("variable-space"));
 }
 
+TEST(StructureChecks, LabelsAreBlockScoped) {
+  auto r = check(kernel("{\nL1:\nmov.u32 %r1, 0;\n}\nbra L1;"));
+  auto& d = only(r);
+  EXPECT_EQ(d.check_id, "label-scope");
+  EXPECT_EQ(d.message, "label 'L1' is inside another { } block and not visible here");
+  EXPECT_EQ(d.loc.line, 17u);
+  EXPECT_THAT(ids(kernel("{\nbra L1;\n}\nL1:\nmov.u32 %r1, 0;"), false), IsEmpty());
+}
+
+TEST(StructureChecks, HeaderComesFirstInOrder) {
+  auto r = check(".version 8.0\n.address_size 64\n.target sm_90a\n.visible .entry k()\n{\nret;\n}\n");
+  ASSERT_FALSE(r.diags.list().empty());
+  EXPECT_EQ(r.diags.list()[0].check_id, "header-order");
+  EXPECT_EQ(r.diags.list()[0].message, "'.address_size' must come right after .target, once");
+  EXPECT_THAT(ids(kernel("mov.u32 %r1, 0;"), false), IsEmpty());
+  EXPECT_THAT(ids(module(".visible .entry k(.reg .b32 a)\n{\nret;\n}\n"), false), ElementsAre("variable-space"));
+}
+
 TEST(StructureChecks, ConstantSpaceIsReadOnly) {
   auto r = check(kernel("mov.u64 %rd1, 0;\nst.const.u32 [%rd1], %r1;"));
   auto& d = only(r);

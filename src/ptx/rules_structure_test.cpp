@@ -277,6 +277,69 @@ TEST(RuleAgreement, ArraySizesAndPlacement) {
   expect_agreement(agree_modules_with_ptxas(cases), "array-size", 30);
 }
 
+TEST(RuleAgreement, LabelScopes) {
+  REQUIRE_PTXAS();
+  std::vector<ModuleCase> cases;
+  // {label block} and {branch block} placed in every arrangement: same block, nested either way,
+  // siblings, before and after.
+  for (std::string branch : {"bra L1;", "@%p1 bra.uni L1;", "brx.idx %r1, t;"}) {
+    std::string table = branch.rfind("brx", 0) == 0 ? "t: .branchtargets L1;\n" : "";
+    std::vector<std::string> bodies = {
+        table + branch + "\nL1:\nret;\n",
+        "{\n" + table + branch + "\n}\nL1:\nret;\n",
+        "{\n{\n" + table + branch + "\n}\n}\nL1:\nret;\n",
+        "{\nL1:\nret;\n}\n" + table + branch + "\n",
+        table + branch + "\n{\nL1:\nret;\n}\n",
+        "{\n" + table + branch + "\n}\n{\nL1:\nret;\n}\n",
+        "{\nL1:\nret;\n}\n{\n" + table + branch + "\n}\n",
+        "{\n" + table + branch + "\nL1:\nret;\n}\n",
+        "{\n{\nL1:\nret;\n}\n" + table + branch + "\n}\n",
+    };
+    for (auto& body : bodies) {
+      std::string text = std::string(kModuleHead) + ".visible .entry k()\n{\n.reg .b32 %r1;\n.reg .pred %p1;\n" +
+                         "mov.u32 %r1, 0;\nsetp.eq.u32 %p1, %r1, 0;\n" + body + "ret;\n}\n";
+      // brx.idx names its labels in the .branchtargets line: that is where the label must be visible.
+      cases.push_back(module_case(text, table.empty() ? branch : "t: .branchtargets L1;"));
+    }
+  }
+  // A .branchtargets list naming a label in a nested block.
+  std::string text = std::string(kModuleHead) + ".visible .entry k()\n{\n.reg .b32 %r1;\nmov.u32 %r1, 0;\n" +
+                     "t: .branchtargets L1;\nbrx.idx %r1, t;\n{\nL1:\nret;\n}\n}\n";
+  cases.push_back(module_case(text, "t: .branchtargets L1;"));
+  expect_agreement(agree_modules_with_ptxas(cases), "label-scope", 10);
+}
+
+TEST(RuleAgreement, ParametersAndHeader) {
+  REQUIRE_PTXAS();
+  std::vector<ModuleCase> cases;
+  for (std::string kind : {".entry k", ".func f"})
+    for (std::string param : {".param .u64 a", ".param .pred a", ".reg .pred a", ".reg .b32 a", ".reg .u64 a",
+                              ".shared .b32 a", ".param .f16 a", ".param .align 8 .b8 a[16]"}) {
+      std::string text = std::string(kModuleHead) + kind + "(" + param + ")\n{\nret;\n}\n";
+      cases.push_back(module_case(text, kind + "(" + param + ")"));
+      if (kind == ".func f") {
+        std::string ret = std::string(kModuleHead) + ".func (" + param + ") g()\n{\nret;\n}\n";
+        cases.push_back(module_case(ret, ".func (" + param + ") g()"));
+      }
+    }
+  std::string body = ".visible .entry k()\n{\nret;\n}\n";
+  std::vector<std::vector<std::string>> headers = {
+      {".version 8.0", ".target sm_90a", ".address_size 64"}, {".version 8.0", ".target sm_90a"},
+      {".target sm_90a", ".version 8.0", ".address_size 64"}, {".version 8.0", ".address_size 64", ".target sm_90a"},
+      {".version 8.0", ".target sm_90a", ".address_size 64", ".version 8.0"},
+      {".version 8.0", ".target sm_90a", ".address_size 64", ".target sm_90a"},
+      {".version 8.0", ".target sm_90a", ".address_size 64", ".address_size 64"},
+      {".version 8.0", ".target sm_90a", ".global .u32 g;", ".address_size 64"}};
+  for (auto& h : headers) {
+    std::string text;
+    for (auto& line : h) text += line + "\n";
+    // The defect: the first line out of place (none for a good header).
+    int defect = h.size() > 3 ? static_cast<int>(h.size()) : h[0] == ".version 8.0" ? static_cast<int>(h.size()) : 1;
+    cases.push_back(ModuleCase{text + body, defect});
+  }
+  expect_agreement(agree_modules_with_ptxas(cases), "parameters-header", 8);
+}
+
 TEST(RuleAgreement, ReadOnlySpaces) {
   REQUIRE_PTXAS();
   RuleHeader h;

@@ -10,6 +10,7 @@ namespace {
 
 void walk_block(CheckContext& ctx, const Block& b) {
   ctx.scopes.push();
+  enter_block(ctx, b);
   for (auto& s : b.stmts) {
     if (auto* d = std::get_if<VarDecl>(&s.node)) {
       declare(ctx, *d);
@@ -20,9 +21,13 @@ void walk_block(CheckContext& ctx, const Block& b) {
     } else if (auto* inner = std::get_if<Block>(&s.node)) {
       walk_block(ctx, *inner);
     } else if (auto* dir = std::get_if<Directive>(&s.node)) {
-      if (dir->name == ".branchtargets") check_branch_targets_directive(ctx, *dir);
+      if (dir->name == ".branchtargets") {
+        check_branch_targets_directive(ctx, *dir);
+        check_branch_targets_scope(ctx, *dir);
+      }
     }
   }
+  leave_block(ctx);
   ctx.scopes.pop();
 }
 
@@ -42,7 +47,7 @@ void walk_function(CheckContext& ctx, const Function& f) {
 }  // namespace
 
 void validate(const Module& m, Diagnostics& diags, const ValidateOptions& opts) {
-  CheckContext ctx{m, diags, opts, {}, {}, nullptr, {}, {}, {}, {}, 0, {}, {}};
+  CheckContext ctx{m, diags, opts, {}, {}, nullptr, {}, {}, {}, {}, 0, {}, {}, {}};
   check_module_header(ctx);
   check_module_rules(ctx);
   ctx.scopes.push();  // module scope
