@@ -45,9 +45,10 @@ bool writes_first_operand(const IsaFamily& f) {
 
 void check_special_registers(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
   const IsaFamily& f = *r.family;
-  // cvt reads a special register only into an integer type (cvt.rn.f32.u32 from %tid.x is refused).
+  // mov and cvt read a special register only as an integer (mov.f32 and cvt.rn.f32.u32 from
+  // %tid.x are refused).
   bool cvt_float = f.name == "cvt" && (type_kind(r.type) == 'f' || type_kind(r.src_type) == 'f');
-  bool reader = f.name == "mov" || (f.name == "cvt" && !cvt_float);
+  bool reader = (f.name == "mov" && type_kind(r.type) != 'f') || (f.name == "cvt" && !cvt_float);
   for (size_t i = 0; i < ins.operands.size(); ++i) {
     const Expr* e = special_register(ctx, ins.operands[i]);
     if (!e) continue;
@@ -56,6 +57,14 @@ void check_special_registers(CheckContext& ctx, const Instruction& ins, const Re
                                                     e->text), "special-reg-dest");
       d.length = static_cast<uint32_t>(e->text.size());
       d.hint = fmt::format("special registers are only read (mov.u32 %r1, {};); write to a register declared with .reg",
+                           e->text);
+      continue;
+    }
+    if (f.name == "mov" && is_vector_special_register(e->text) && ins.operands[0].kind != Operand::Kind::vector) {
+      auto& d = ctx.diags.error(e->loc, fmt::format("'{}' is a vector of four; a scalar mov reads one component",
+                                                    e->text), "special-reg-operand");
+      d.length = static_cast<uint32_t>(e->text.size());
+      d.hint = fmt::format("read {}.x (or .y, .z), or all of it with mov.v4.u32 {{%r1, %r2, %r3, %r4}}, {};", e->text,
                            e->text);
       continue;
     }

@@ -111,6 +111,21 @@ std::string_view special_register_type(std::string_view name) {
 
 bool is_special_register(std::string_view name) { return !special_register_type(name).empty(); }
 
+bool special_register_reads_as(std::string_view name, std::string_view type) {
+  bool integer = type.size() == 4 && (type[1] == 'u' || type[1] == 's' || type[1] == 'b');
+  if (!integer) return false;
+  std::string_view bits = type.substr(2);
+  std::string_view b = base_of(name);
+  if (b == "%gridid") return bits == "16" || bits == "32" || bits == "64";
+  bool legacy16 = b == "%tid" || b == "%ntid" || b == "%ctaid" || b == "%nctaid";
+  return legacy16 && name.size() > b.size() && bits == "16";
+}
+
+bool is_vector_special_register(std::string_view name) {
+  return name == "%tid" || name == "%ntid" || name == "%ctaid" || name == "%nctaid" || name == "%clusterid" ||
+         name == "%nclusterid" || name == "%cluster_ctaid" || name == "%cluster_nctaid";
+}
+
 bool is_x86_register(std::string_view name) {
   static const std::unordered_set<std::string_view> names = {
       "%rax", "%rbx", "%rcx", "%rdx", "%rsi", "%rdi", "%rsp", "%rbp", "%rip", "%eax", "%ebx", "%ecx",

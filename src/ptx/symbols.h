@@ -61,6 +61,11 @@ class ScopeStack {
 bool is_special_register(std::string_view name);
 // The type of a special register read by mov (".u32", ".u64"), or "" when unknown.
 std::string_view special_register_type(std::string_view name);
+// Reads that ptxas allows beyond the register's own width: %tid, %ntid, %ctaid and %nctaid
+// components as 16-bit integers, %gridid as any 16-, 32- or 64-bit integer.
+bool special_register_reads_as(std::string_view name, std::string_view type);
+// %tid, %ntid, %ctaid, %nctaid and the cluster ones without a component: vectors of four.
+bool is_vector_special_register(std::string_view name);
 // %rax, %eax, %rsp ...: names a model borrows from x86 assembly.
 bool is_x86_register(std::string_view name);
 
