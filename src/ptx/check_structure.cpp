@@ -278,6 +278,13 @@ void check_mbarrier(CheckContext& ctx, const Instruction& ins, const Resolved& r
     d.notes.push_back({s->loc, fmt::format("'{}' declared {} here", o.expr.text, s->type)});
   };
   bool parity = ins.has_mod(".parity");
+  if ((fam == "mbarrier.try_wait" || fam == "mbarrier.test_wait") && !ins.operands.empty() &&
+      ins.operands[0].kind == Operand::Kind::sink) {
+    auto& d = ctx.diags.error(ins.operands[0].loc, fmt::format("'{}' must return its result in a predicate, not '_'",
+                                                               ins.full_opcode()), "mbarrier-operand");
+    d.hint = "wait in a loop on the predicate: 'W: mbarrier.try_wait... %p1, [bar], ...; @!%p1 bra W;'";
+    return;
+  }
   if (fam == "mbarrier.try_wait" || fam == "mbarrier.test_wait") {
     want(2, parity ? 32 : 64, parity ? "phase parity" : "state");
   } else if (fam == "mbarrier.arrive" || fam == "mbarrier.arrive_drop") {

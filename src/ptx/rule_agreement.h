@@ -5,6 +5,8 @@
 // false alarm) and flag, at that line, every line ptxas rejects (detection).
 #pragma once
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -63,8 +65,9 @@ inline int count_lines(const std::string& s) {
 // Each case in its own `{ }` block so that setup declarations and labels do not clash.
 inline std::string case_text(const RuleCase& c) { return "{\n" + c.setup + c.line + "\n}\n"; }
 
-// Line numbers (1-based) that ptxas rejects when all cases run in one module. A fatal parse
-// error stops ptxas at that line: the line is marked rejected, blanked, and ptxas runs again.
+// Line numbers (1-based) that ptxas rejects when all cases run in one module. A fatal error
+// (a parse error, "Result discard mode is not allowed", ...) stops ptxas at that line: the
+// line is marked rejected, blanked, and ptxas runs again.
 inline std::set<int> ptxas_rejected_lines(std::string text, const std::string& arch) {
   std::set<int> rejected;
   for (int round = 0; round < 400; ++round) {
@@ -80,6 +83,16 @@ inline std::set<int> ptxas_rejected_lines(std::string text, const std::string& a
       last_line = std::max(last_line, static_cast<int>(d.loc.line));
       if (d.message.find("Parsing error") != std::string::npos || d.message.find("syntax error") != std::string::npos)
         fatal_at_line = true;
+    }
+    // "ptxas f.ptx, line 9; fatal   : ..." in the raw log.
+    for (size_t at = a->log.find("; fatal"); at != std::string::npos; at = a->log.find("; fatal", at + 1)) {
+      size_t num = a->log.rfind("line ", at);
+      if (num == std::string::npos) continue;
+      int line = std::atoi(a->log.c_str() + num + 5);
+      if (line <= 0) continue;
+      rejected.insert(line);
+      last_line = std::max(last_line, line);
+      fatal_at_line = true;
     }
     if (!fatal_at_line) return rejected;
     // Blank the line of the fatal error and go again for the lines after it.

@@ -484,6 +484,11 @@ TEST(RuleAgreement, MbarrierOperands) {
     if (v == "0") continue;
     cases.push_back({"mbarrier.arrive.release.cluster.shared::cluster.b64 " + v + ", [%r2];"});
   }
+  // The waiting result is a predicate.
+  for (std::string dst : {"%p1", "%r1", "%rd1", "%f1", "%us1", "_"}) {
+    cases.push_back({"mbarrier.try_wait.shared::cta.b64 " + dst + ", [smem], %rd1;"});
+    cases.push_back({"mbarrier.test_wait.parity.shared::cta.b64 " + dst + ", [smem], %r1;"});
+  }
   cases.push_back({"mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r2];"});
   cases.push_back({"mbarrier.arrive.shared::cta.b64 _, [smem];"});
   expect_agreement(agree_with_ptxas(cases, RuleHeader{}), "mbarrier-operand", 60);
