@@ -64,8 +64,7 @@ void check_special_registers(CheckContext& ctx, const Instruction& ins, const Re
       auto& d = ctx.diags.error(e->loc, fmt::format("'{}' is a vector of four; a scalar mov reads one component",
                                                     e->text), "special-reg-operand");
       d.length = static_cast<uint32_t>(e->text.size());
-      d.hint = fmt::format("read {}.x (or .y, .z), or all of it with mov.v4.u32 {{%r1, %r2, %r3, %r4}}, {};", e->text,
-                           e->text);
+      d.hint = fmt::format("read one component: mov.u32 %r1, {}.x; (or .y, .z)", e->text);
       continue;
     }
     if (reader || already_reported(ctx, e->loc)) continue;
@@ -74,8 +73,7 @@ void check_special_registers(CheckContext& ctx, const Instruction& ins, const Re
                                                   "integer cvt read special registers", e->text, ins.full_opcode()),
                               "special-reg-operand");
     d.length = static_cast<uint32_t>(e->text.size());
-    d.hint = fmt::format("copy it into a register first: mov{} %r, {}; then use that register", st == ".pred" ? ".pred" : st,
-                         e->text);
+    d.hint = fmt::format("copy it into a register first: mov{} %r, {}; then use that register", st, e->text);
   }
 }
 
