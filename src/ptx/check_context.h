@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ptx/ast.h"
@@ -50,8 +51,16 @@ struct CheckContext {
   std::unordered_map<std::string_view, const Directive*> prototypes;  // label: .callprototype ...
   std::unordered_map<std::string_view, const Function*> functions;
   std::unordered_map<const Instruction*, Resolved> resolved;  // filled by check_instruction
+  // Module items are declared in order for ptxas: the index of the item being checked and
+  // the first item that declares each function.
+  size_t item_index = 0;
+  std::unordered_map<std::string_view, size_t> function_first_item;
+  std::unordered_set<std::string_view> branch_tables;  // labels of .branchtargets in the current function
   bool want_warnings() const { return opts.warnings; }
 };
+
+// Scope depth of the declarations at the top of a function body: module, parameters, body.
+inline constexpr size_t kFunctionBodyDepth = 3;
 
 // Names found in an instruction's operands; most instructions have a handful.
 using ExprRefs = SmallVector<const Expr*, 8>;
@@ -82,6 +91,15 @@ void collect_names(const Operand& o, ExprRefs& out);
 void collect_names(const Expr& e, ExprRefs& out);
 // The manual's type-compatibility rule for a register of type `reg` used as `ins` (not ld/st/cvt).
 bool compatible_types(std::string_view reg, std::string_view ins);
+
+// check_structure.cpp: rules on single instructions beyond the ISA table (special registers,
+// branch targets, read-only spaces, address widths, mbarrier operands, declaration order).
+void collect_branch_tables(CheckContext& ctx, const Function& f);
+void check_structure(CheckContext& ctx, const Instruction& ins);
+
+// check_module_rules.cpp: .address_size, entry-only directives, initializers, module-scope spaces.
+void check_module_rules(CheckContext& ctx);
+void check_variable_rules(CheckContext& ctx, const VarDecl& d, bool module_scope);
 
 // check_fragments.cpp
 void check_fragments(CheckContext& ctx, const Instruction& ins, const Resolved& r);

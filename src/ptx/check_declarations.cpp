@@ -1,6 +1,6 @@
 // Checks on declarations: the module header (.version, .target, .address_size and their
 // compatibility), and names declared twice in one scope [duplicate-decl, duplicate-label,
-// duplicate-function].
+// duplicate-function], register ranges included (%r<5> twice, or %r<5> and %r3).
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -67,18 +67,26 @@ void check_module_header(CheckContext& ctx) {
       }
     }
   }
-  for (auto& it : ctx.module.items)
-    if (auto* d = std::get_if<Directive>(&it.node); d && d->name == ".address_size")
-      if (d->args.empty() || (d->args[0] != "32" && d->args[0] != "64"))
-        ctx.diags.error(d->loc, ".address_size must be 32 or 64", "address-size");
+  for (auto& it : ctx.module.items) {
+    auto* d = std::get_if<Directive>(&it.node);
+    if (!d || d->name != ".address_size") continue;
+    if (d->args.empty() || (d->args[0] != "32" && d->args[0] != "64")) {
+      ctx.diags.error(d->loc, ".address_size must be 32 or 64", "address-size");
+    } else if (d->args[0] == "32") {
+      // CUDA 13's ptxas has no 32-bit ABI on any target ("32-Bit ABI ... is not supported").
+      auto& diag = ctx.diags.error(d->loc, ".address_size 32 is not supported by CUDA 13's ptxas", "address-size");
+      diag.hint = "write '.address_size 64' and keep addresses in 64-bit registers (.b64/.u64)";
+    }
+  }
 }
 
 namespace {
-void report_duplicate(CheckContext& ctx, std::string_view name, SourceLoc loc, const SymbolInfo& earlier,
-                      const char* id) {
+Diagnostic& report_duplicate(CheckContext& ctx, const std::string& name, SourceLoc loc, const SymbolInfo& earlier,
+                             const char* id) {
   auto& d = ctx.diags.error(loc, fmt::format("'{}' is already declared in this scope", name), id);
   d.length = static_cast<uint32_t>(name.size());
   d.notes.push_back({earlier.loc, "previous declaration is here"});
+  return d;
 }
 }  // namespace
 
@@ -106,16 +114,28 @@ void declare(CheckContext& ctx, const VarDecl& d) {
       continue;
     }
     if (n.range) {
-      ctx.scopes.top().add_range(n.name, *n.range, info);
+      if (const SymbolInfo* prev = ctx.scopes.top().add_range(n.name, *n.range, info)) {
+        auto& diag = report_duplicate(ctx, fmt::format("{}<{}>", n.name, *n.range), n.loc, *prev, "duplicate-decl");
+        diag.hint = fmt::format(
+            "'{}<N>' declares {}0 .. {}(N-1); declare each prefix once per scope, with the largest N you need",
+            n.name, n.name, n.name);
+      }
       continue;
     }
     if (n.name == "_") continue;  // prototype placeholders
+    // A function's parameters and the declarations at the top of its body share one scope
+    // for ptxas (".reg .b64 p;" next to ".param .u64 p" is a duplicate definition).
+    if (ctx.fn && ctx.scopes.depth() == kFunctionBodyDepth)
+      if (const SymbolInfo* param = ctx.scopes.at(kFunctionBodyDepth - 2).find(n.name)) {
+        report_duplicate(ctx, std::string(n.name), n.loc, *param, "duplicate-decl");
+        continue;
+      }
     // .extern declarations may be repeated by a definition.
     if (const SymbolInfo* prev = ctx.scopes.top().add(n.name, info)) {
       bool extern_pair = prev->decl && (std::find(prev->decl->linkage.begin(), prev->decl->linkage.end(), ".extern") !=
                                             prev->decl->linkage.end() ||
                                         std::find(d.linkage.begin(), d.linkage.end(), ".extern") != d.linkage.end());
-      if (!extern_pair) report_duplicate(ctx, n.name, n.loc, *prev, "duplicate-decl");
+      if (!extern_pair) report_duplicate(ctx, std::string(n.name), n.loc, *prev, "duplicate-decl");
     }
   }
 }

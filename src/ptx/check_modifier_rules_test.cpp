@@ -131,6 +131,12 @@ TEST(NoFalseAlarms, HeaderStyleGlobalAccessesThroughGenericPointers) {
               ElementsAre("missing-cvta"));
 }
 
+TEST(NoFalseAlarms, VectorMoveOfAVectorSpecialRegister) {
+  EXPECT_THAT(testing::ids(kernel("mov.v4.u32 {%r1, %r2, %r3, %r4}, %tid;\nadd.u32 %r5, %r1, %r2;\n"
+                                  "add.u32 %r6, %r3, %r4;\nadd.u32 %r7, %r5, %r6;"), false),
+              IsEmpty());
+}
+
 TEST(NoFalseAlarms, MovmatrixWritesItsDestination) {
   EXPECT_THAT(testing::ids(kernel("mov.u32 %r2, 0;\nmovmatrix.sync.aligned.m8n8.trans.b16 %r1, %r2;\nmov.u32 %r3, %r1;")),
               IsEmpty());

@@ -331,7 +331,7 @@ struct OperandChecker {
     if (!s) {
       if (o.expr.kind == Expr::Kind::name && is_special_register(o.expr.text) && (kind == 'a' || kind == 's')) {
         std::string_view st = special_register_type(o.expr.text);
-        if (!compatible(st, type, relaxed))
+        if (!compatible(st, type, relaxed) && !special_register_reads_as(o.expr.text, type))
           error(o, fmt::format("'{}' is {}, but '{}' reads it as {}", o.expr.text, st, opname, type), "operand-type",
                 fmt::format("special registers are read with mov{} (then cvt to other widths)", st));
       }

@@ -5,6 +5,8 @@
 // false alarm) and flag, at that line, every line ptxas rejects (detection).
 #pragma once
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -62,8 +64,9 @@ inline int count_lines(const std::string& s) {
 // Each case in its own `{ }` block so that setup declarations and labels do not clash.
 inline std::string case_text(const RuleCase& c) { return "{\n" + c.setup + c.line + "\n}\n"; }
 
-// Line numbers (1-based) that ptxas rejects when all cases run in one module. A fatal parse
-// error stops ptxas at that line: the line is marked rejected, blanked, and ptxas runs again.
+// Line numbers (1-based) that ptxas rejects when all cases run in one module. A fatal error
+// (a parse error, "Result discard mode is not allowed", ...) stops ptxas at that line: the
+// line is marked rejected, blanked, and ptxas runs again.
 inline std::map<int, std::string> ptxas_rejected_lines(std::string text, const std::string& arch) {
   std::map<int, std::string> rejected;
   for (int round = 0; round < 400; ++round) {
@@ -79,6 +82,18 @@ inline std::map<int, std::string> ptxas_rejected_lines(std::string text, const s
       last_line = std::max(last_line, static_cast<int>(d.loc.line));
       if (d.message.find("Parsing error") != std::string::npos || d.message.find("syntax error") != std::string::npos)
         fatal_at_line = true;
+    }
+    // "ptxas f.ptx, line 9; fatal   : ..." in the raw log.
+    for (size_t at = a->log.find("; fatal"); at != std::string::npos; at = a->log.find("; fatal", at + 1)) {
+      size_t num = a->log.rfind("line ", at);
+      if (num == std::string::npos) continue;
+      int line = std::atoi(a->log.c_str() + num + 5);
+      if (line <= 0) continue;
+      size_t colon = a->log.find(": ", at);
+      size_t eol = a->log.find('\n', at);
+      rejected.emplace(line, colon < eol ? a->log.substr(colon + 2, eol - colon - 2) : "fatal");
+      last_line = std::max(last_line, line);
+      fatal_at_line = true;
     }
     if (!fatal_at_line) return rejected;
     // Blank the line of the fatal error and go again for the lines after it.
@@ -117,8 +132,7 @@ inline AgreementStats agree_with_ptxas(const std::vector<RuleCase>& cases, const
       if (static_cast<int>(d.loc.line) == line) we_error_at_line = true;
     }
     auto verdict = rejected.find(defect_lines[i]);
-    bool ptxas_rejects = verdict != rejected.end();
-    if (ptxas_rejects) {
+    if (verdict != rejected.end()) {
       ++st.ptxas_rejects;
       if (we_error_at_line) ++st.we_flag;
       else
@@ -127,6 +141,48 @@ inline AgreementStats agree_with_ptxas(const std::vector<RuleCase>& cases, const
     } else if (we_error) {
       ++st.false_alarms;
       st.problems.push_back(fmt::format("false alarm (ptxas accepts): {}  -> {}", cases[i].line, first));
+    }
+  }
+  return st;
+}
+
+// Module-level rules (declaration order, directives, initializers, address widths) need a
+// whole module per case, and some ptxas errors carry no line ("32-Bit ABI ... not supported"):
+// each case is assembled alone, and rejected means any error at all.
+struct ModuleCase {
+  std::string text;  // a whole module
+  int line = 0;      // the defect's line (1-based), where we must report an error
+};
+
+inline AgreementStats agree_modules_with_ptxas(const std::vector<ModuleCase>& cases, const std::string& arch = "sm_90a") {
+  AgreementStats st;
+  for (auto& c : cases) {
+    ++st.cases;
+    toolchain::AssembleOptions o;
+    o.arch = arch;
+    auto a = toolchain::assemble_with_ptxas(c.text, o);
+    if (!a) {
+      st.problems.push_back("ptxas did not run: " + a.error().message);
+      continue;
+    }
+    auto ours = check_source(c.text, ValidateOptions{false});
+    bool we_error = false, we_error_at_line = false;
+    std::string first;
+    for (auto& d : ours.diags.list()) {
+      if (d.severity != Severity::error) continue;
+      we_error = true;
+      if (first.empty()) first = fmt::format("line {}: {} [{}]", d.loc.line, d.message, d.check_id);
+      if (static_cast<int>(d.loc.line) == c.line) we_error_at_line = true;
+    }
+    std::string shown = c.text.substr(0, 400);
+    if (!a->ok) {
+      ++st.ptxas_rejects;
+      if (we_error_at_line) ++st.we_flag;
+      else st.problems.push_back(fmt::format("missed (ptxas rejects) at line {}:\n{}{}", c.line, shown,
+                                             we_error ? "\n[we flag: " + first + "]" : ""));
+    } else if (we_error) {
+      ++st.false_alarms;
+      st.problems.push_back(fmt::format("false alarm (ptxas accepts): {}\n{}", first, shown));
     }
   }
   return st;

@@ -5,22 +5,53 @@
 
 namespace ptxforge::ptx {
 
+namespace {
+// ptxas splits a register name into the part before its trailing digits and their number:
+// %q03 is number 3 of %q (it clashes with %q<5>), while %q12 is not in %q1<5> (prefix %q1).
+struct NumberedName {
+  std::string_view prefix;
+  uint64_t number = 0;
+  bool ok = false;
+};
+NumberedName split_number(std::string_view name) {
+  size_t at = name.size();
+  while (at > 0 && name[at - 1] >= '0' && name[at - 1] <= '9') --at;
+  NumberedName n;
+  if (at == name.size() || name.size() - at > 9) return n;
+  n.prefix = name.substr(0, at);
+  std::from_chars(name.data() + at, name.data() + name.size(), n.number);
+  n.ok = true;
+  return n;
+}
+}  // namespace
+
 const SymbolInfo* Scope::add(std::string_view name, SymbolInfo info) {
   auto [it, inserted] = names_.emplace(name, info);
   if (!inserted) return &it->second;
-  for (auto& r : ranges_)
-    if (name.size() > r.prefix.size() && name.substr(0, r.prefix.size()) == r.prefix) {
-      std::string_view digits(name.data() + r.prefix.size(), name.size() - r.prefix.size());
-      if (uint64_t idx = 0; digits.find_first_not_of("0123456789") == std::string_view::npos &&
-                            std::from_chars(digits.data(), digits.data() + digits.size(), idx).ec == std::errc() &&
-                            idx < r.count)
-        return &r.info;
-    }
+  NumberedName n = split_number(name);
+  if (n.ok)
+    for (auto& r : ranges_)
+      if (r.prefix == n.prefix && n.number < r.count) return &r.info;
   return nullptr;
 }
 
-void Scope::add_range(std::string_view prefix, uint32_t count, SymbolInfo info) {
+const SymbolInfo* Scope::add_range(std::string_view prefix, uint32_t count, SymbolInfo info) {
+  // A second range of the same prefix clashes whatever the counts (ptxas: "Duplicate
+  // definition of variable '%r<'"), and so does an earlier %r3 inside the new range; an
+  // earlier %r0 does not (ptxas 13.0 accepts '.reg .b32 %r0; .reg .b32 %r<4>;').
+  const SymbolInfo* clash = nullptr;
+  for (auto& r : ranges_)
+    if (r.prefix == prefix) clash = &r.info;
+  if (!clash)
+    for (auto& [name, earlier] : names_) {
+      NumberedName n = split_number(name);
+      if (n.ok && n.prefix == prefix && n.number > 0 && n.number < count) {
+        clash = &earlier;
+        break;
+      }
+    }
   ranges_.push_back({prefix, count, info});
+  return clash;
 }
 
 const SymbolInfo* Scope::find(std::string_view name) const {
@@ -79,6 +110,21 @@ std::string_view special_register_type(std::string_view name) {
 }
 
 bool is_special_register(std::string_view name) { return !special_register_type(name).empty(); }
+
+bool special_register_reads_as(std::string_view name, std::string_view type) {
+  bool integer = type.size() == 4 && (type[1] == 'u' || type[1] == 's' || type[1] == 'b');
+  if (!integer) return false;
+  std::string_view bits = type.substr(2);
+  std::string_view b = base_of(name);
+  if (b == "%gridid") return bits == "16" || bits == "32" || bits == "64";
+  bool legacy16 = b == "%tid" || b == "%ntid" || b == "%ctaid" || b == "%nctaid";
+  return legacy16 && name.size() > b.size() && bits == "16";
+}
+
+bool is_vector_special_register(std::string_view name) {
+  return name == "%tid" || name == "%ntid" || name == "%ctaid" || name == "%nctaid" || name == "%clusterid" ||
+         name == "%nclusterid" || name == "%cluster_ctaid" || name == "%cluster_nctaid";
+}
 
 bool is_x86_register(std::string_view name) {
   static const std::unordered_set<std::string_view> names = {

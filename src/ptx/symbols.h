@@ -29,7 +29,8 @@ class Scope {
   // Adds a name; returns the earlier declaration when the name is already in this scope.
   // Names are views into the module, which outlives every scope.
   const SymbolInfo* add(std::string_view name, SymbolInfo info);
-  void add_range(std::string_view prefix, uint32_t count, SymbolInfo info);
+  // Adds %prefix<count>; returns an earlier declaration it clashes with in this scope.
+  const SymbolInfo* add_range(std::string_view prefix, uint32_t count, SymbolInfo info);
   const SymbolInfo* find(std::string_view name) const;
 
  private:
@@ -48,6 +49,7 @@ class ScopeStack {
   void pop() { scopes_.pop_back(); }
   Scope& top() { return scopes_.back(); }
   Scope& module() { return scopes_.front(); }
+  const Scope& at(size_t i) const { return scopes_[i]; }
   const SymbolInfo* find(std::string_view name) const;
   size_t depth() const { return scopes_.size(); }
 
@@ -59,6 +61,11 @@ class ScopeStack {
 bool is_special_register(std::string_view name);
 // The type of a special register read by mov (".u32", ".u64"), or "" when unknown.
 std::string_view special_register_type(std::string_view name);
+// Reads that ptxas allows beyond the register's own width: %tid, %ntid, %ctaid and %nctaid
+// components as 16-bit integers, %gridid as any 16-, 32- or 64-bit integer.
+bool special_register_reads_as(std::string_view name, std::string_view type);
+// %tid, %ntid, %ctaid, %nctaid and the cluster ones without a component: vectors of four.
+bool is_vector_special_register(std::string_view name);
 // %rax, %eax, %rsp ...: names a model borrows from x86 assembly.
 bool is_x86_register(std::string_view name);
 

@@ -14,8 +14,10 @@ void walk_block(CheckContext& ctx, const Block& b) {
   for (auto& s : b.stmts) {
     if (auto* d = std::get_if<VarDecl>(&s.node)) {
       declare(ctx, *d);
+      check_variable_rules(ctx, *d, false);
     } else if (auto* ins = std::get_if<Instruction>(&s.node)) {
       check_instruction(ctx, *ins);
+      check_structure(ctx, *ins);
     } else if (auto* inner = std::get_if<Block>(&s.node)) {
       walk_block(ctx, *inner);
     } else if (auto* dir = std::get_if<Directive>(&s.node)) {
@@ -29,6 +31,7 @@ void walk_block(CheckContext& ctx, const Block& b) {
 void walk_function(CheckContext& ctx, const Function& f) {
   ctx.fn = &f;
   collect_prototypes(ctx, f);
+  collect_branch_tables(ctx, f);
   ctx.scopes.push();
   for (auto& p : f.rets) declare(ctx, p);
   for (auto& p : f.params) declare(ctx, p);
@@ -41,13 +44,18 @@ void walk_function(CheckContext& ctx, const Function& f) {
 }  // namespace
 
 void validate(const Module& m, Diagnostics& diags, const ValidateOptions& opts) {
-  CheckContext ctx{m, diags, opts, {}, {}, nullptr, {}, {}, {}, {}, {}};
+  CheckContext ctx{m, diags, opts, {}, {}, nullptr, {}, {}, {}, {}, {}, 0, {}, {}};
   check_module_header(ctx);
+  check_module_rules(ctx);
   ctx.scopes.push();  // module scope
   declare_functions(ctx);
-  for (auto& it : m.items) {
-    if (auto* d = std::get_if<VarDecl>(&it.node)) declare(ctx, *d);
-    if (auto* f = std::get_if<Function>(&it.node); f && f->body) walk_function(ctx, *f);
+  for (size_t i = 0; i < m.items.size(); ++i) {
+    ctx.item_index = i;
+    if (auto* d = std::get_if<VarDecl>(&m.items[i].node)) {
+      declare(ctx, *d);
+      check_variable_rules(ctx, *d, true);
+    }
+    if (auto* f = std::get_if<Function>(&m.items[i].node); f && f->body) walk_function(ctx, *f);
   }
 }
 

@@ -1,0 +1,325 @@
+// Rules on a module's shape rather than on one instruction, each confirmed against ptxas 13.0:
+// performance directives belong to kernels, with 1-3 positive sizes and no conflicting pair,
+// and .noreturn to functions without return values [function-directive];
+// variables live in spaces that allow them [variable-space]; initializers appear only on
+// .global/.const variables [initializer-space], hold no more elements than the declaration
+// [initializer-count] and have its shape and kind of literal [initializer-type]; arrays have
+// a size unless .extern [incomplete-array]; registers are not arrays and .extern stays at
+// module scope, kernel parameters are .param and none is .pred [variable-space]; the
+// header comes first, in order [header-order].
+// It also records where each function is first declared, for use-before-declaration.
+#include <cstdlib>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "ptx/check_context.h"
+
+namespace ptxforge::ptx {
+
+namespace {
+
+bool entry_only(std::string_view d) {
+  return d == ".maxntid" || d == ".reqntid" || d == ".minnctapersm" || d == ".maxnreg" || d == ".reqnctapercluster" ||
+         d == ".explicitcluster" || d == ".maxclusterrank" || d == ".blocksareclusters" || d == ".maxnctapersm";
+}
+
+// The numbers of a directive such as ".maxntid 128, 1, 1"; nullopt when a word is not a number.
+std::optional<std::vector<uint64_t>> directive_numbers(const Directive& d) {
+  std::vector<uint64_t> out;
+  for (auto& w : d.args) {
+    if (w == ",") continue;
+    std::string text(w);
+    char* end = nullptr;
+    uint64_t v = std::strtoull(text.c_str(), &end, 0);
+    if (text.empty() || *end != 0) return std::nullopt;
+    out.push_back(v);
+  }
+  return out;
+}
+
+// Kernel directive arguments: ptxas wants 1..3 sizes (one for the counts) and no zero
+// ("Positive non-zero value expected"), and refuses .maxntid with .reqntid and
+// .reqnctapercluster with .maxclusterrank ("Conflicting directives").
+void check_entry_directive_args(CheckContext& ctx, const Function& f) {
+  const Directive* seen_maxntid = nullptr;
+  const Directive* seen_cluster = nullptr;
+  for (auto& d : f.perf) {
+    std::string_view n = d.name;
+    bool dims = n == ".maxntid" || n == ".reqntid" || n == ".reqnctapercluster";
+    bool count = n == ".maxnreg" || n == ".minnctapersm" || n == ".maxclusterrank";
+    if (!dims && !count) continue;
+    auto report = [&](std::string msg, std::string hint) {
+      auto& diag = ctx.diags.error(d.loc, std::move(msg), "function-directive");
+      diag.length = static_cast<uint32_t>(n.size());
+      diag.hint = std::move(hint);
+    };
+    auto numbers = directive_numbers(d);
+    if (numbers && (numbers->empty() || numbers->size() > (dims ? 3u : 1u))) {
+      report(fmt::format("'{}' takes {} number{}, not {}", n, dims ? "1 to 3" : "exactly one", dims ? "s" : "",
+                         numbers->size()),
+             dims ? fmt::format("write '{} 128' or '{} 16, 8, 1' (x, y, z)", n, n) : fmt::format("write '{} 2'", n));
+      continue;
+    }
+    bool positive = n != ".reqnctapercluster" && n != ".maxclusterrank";
+    if (numbers && positive)
+      for (uint64_t v : *numbers)
+        if (v == 0) {
+          report(fmt::format("'{}' needs positive sizes, and one is 0", n), "every dimension is at least 1");
+          break;
+        }
+    bool threads = n == ".maxntid" || n == ".reqntid";
+    bool cluster = n == ".reqnctapercluster" || n == ".maxclusterrank";
+    const Directive*& earlier = threads ? seen_maxntid : seen_cluster;
+    if ((threads || cluster) && earlier && earlier->name != n) {
+      report(fmt::format("'{}' and '{}' cannot both be given", earlier->name, n),
+             threads ? "keep .reqntid when the block size is fixed, .maxntid when it is only bounded"
+                     : "keep .reqnctapercluster when the cluster shape is fixed, .maxclusterrank when it is bounded");
+      ctx.diags.list().back().notes.push_back({earlier->loc, "the other directive is here"});
+    }
+    if (threads || cluster) earlier = &d;
+  }
+}
+
+// Kernel parameters live in .param, function parameters in .param or .reg; no parameter is a .param .pred ("Predicate variable
+// must be in register state space"); a .func may take .reg parameters.
+void check_parameters(CheckContext& ctx, const Function& f) {
+  auto check = [&](const VarDecl& p) {
+    if (f.is_entry && p.space != ".param") {
+      auto& diag = ctx.diags.error(p.loc, fmt::format("kernel parameters are .param, not {}", p.space), "variable-space");
+      diag.hint = "declare it '.param .u64 name' (pointers) or '.param .u32 name' and read it with ld.param";
+    } else if (!f.is_entry && p.space != ".param" && p.space != ".reg") {
+      auto& diag = ctx.diags.error(p.loc, fmt::format("function parameters are .param or .reg, not {}", p.space),
+                                   "variable-space");
+      diag.hint = "pass a pointer to the memory instead: '.param .u64 ptr'";
+    } else if (p.space == ".param" && p.type == ".pred") {
+      auto& diag = ctx.diags.error(p.loc, "a .param parameter cannot be .pred", "variable-space");
+      diag.hint = f.is_entry ? "pass a .u32 (0 or 1) and compare it with setp"
+                             : "pass a .u32 (0 or 1), or declare the parameter '.reg .pred'";
+    }
+  };
+  for (auto& p : f.params) check(p);
+  for (auto& p : f.rets) check(p);
+}
+
+// .version, then .target, then (optionally) .address_size, each once, before anything else.
+void check_header_order(CheckContext& ctx) {
+  if (!ctx.module.version() || !ctx.module.target()) return;  // missing-version / missing-target say it
+  const auto& items = ctx.module.items;
+  for (size_t i = 0; i < items.size(); ++i) {
+    auto* d = std::get_if<Directive>(&items[i].node);
+    if (!d || (d->name != ".version" && d->name != ".target" && d->name != ".address_size")) continue;
+    size_t want = d->name == ".version" ? 0 : d->name == ".target" ? 1 : 2;
+    if (i == want) continue;
+    auto& diag = ctx.diags.error(d->loc, want == 0   ? std::string("'.version' must be the first line of the module, once")
+                                         : want == 1 ? std::string("'.target' must come right after .version, once")
+                                                     : std::string("'.address_size' must come right after .target, once"),
+                                 "header-order");
+    diag.length = static_cast<uint32_t>(d->name.size());
+    diag.hint = "start the module with '.version 8.0', '.target sm_90a', '.address_size 64' in that order";
+  }
+}
+
+void check_function_directives(CheckContext& ctx, const Function& f) {
+  if (f.is_entry) check_entry_directive_args(ctx, f);
+  for (auto& d : f.perf) {
+    if (!f.is_entry && entry_only(d.name)) {
+      auto& diag = ctx.diags.error(d.loc, fmt::format("'{}' applies to kernels (.entry) only, not to the .func '{}'",
+                                                      d.name, f.name), "function-directive");
+      diag.length = static_cast<uint32_t>(d.name.size());
+      diag.hint = fmt::format("put {} on the .entry that calls '{}', or drop it", d.name, f.name);
+    } else if (!f.is_entry && d.name == ".noreturn" && f.has_ret_list && !f.rets.empty()) {
+      auto& diag = ctx.diags.error(d.loc, fmt::format("'.noreturn' cannot mark '{}', which has return parameters", f.name),
+                                   "function-directive");
+      diag.length = static_cast<uint32_t>(d.name.size());
+      diag.hint = "a function that never returns has no return values: drop them or drop .noreturn";
+    } else if (f.is_entry && d.name == ".noreturn") {
+      auto& diag = ctx.diags.error(d.loc, fmt::format("'.noreturn' applies to .func only, not to the kernel '{}'", f.name),
+                                   "function-directive");
+      diag.length = static_cast<uint32_t>(d.name.size());
+      diag.hint = "remove .noreturn from the .entry";
+    } else if (f.is_entry && d.name == ".maxnctapersm") {
+      auto& diag = ctx.diags.error(d.loc, "'.maxnctapersm' was removed in PTX ISA 2.1", "function-directive");
+      diag.length = static_cast<uint32_t>(d.name.size());
+      diag.hint = "write .minnctapersm instead";
+    }
+  }
+}
+
+struct LiteralKind {
+  bool literal = false;     // an integer or floating literal, possibly negated
+  bool floating = false;
+};
+
+LiteralKind literal_kind(const Expr& e) {
+  const Expr* x = &e;
+  while (x->kind == Expr::Kind::unary && (x->text == "-" || x->text == "+") && !x->args.empty()) x = &x->args[0];
+  if (x->kind == Expr::Kind::integer) return {true, false};
+  if (x->kind == Expr::Kind::floating) return {true, true};
+  return {};
+}
+
+struct InitChecker {
+  CheckContext& ctx;
+  const VarDecl& d;
+  const Declarator& n;
+  bool reported = false;
+
+  void error(const Operand& o, std::string msg, const char* id, std::string hint) {
+    if (reported) return;  // one finding per declarator: the first explains the rest
+    reported = true;
+    auto& diag = ctx.diags.error(o.loc, std::move(msg), id);
+    diag.hint = std::move(hint);
+  }
+
+  std::string declared() const {
+    std::string s = fmt::format("{}{} {}", d.vec ? fmt::format(".v{} ", d.vec) : "", d.type, n.name);
+    for (auto& dim : n.dims) s += dim ? fmt::format("[{}]", *dim) : "[]";
+    return s;
+  }
+
+  // `level` indexes n.dims; past the dims comes the vector level (when .vN), then scalars.
+  void check(const Operand& o, size_t level) {
+    bool array_level = level < n.dims.size();
+    bool vector_level = !array_level && d.vec && level == n.dims.size();
+    if (array_level || vector_level) {
+      if (o.kind != Operand::Kind::vector) {
+        error(o, fmt::format("'{}' needs a {{...}} initializer here, not a single value", declared()),
+              "initializer-type", "arrays and vectors are initialized with braces, one level per dimension: "
+                                  "a[2][2] = {{1, 2}, {3, 4}}");
+        return;
+      }
+      size_t count = o.elems.size();
+      if (array_level && n.dims[level] && count > *n.dims[level]) {
+        error(o, fmt::format("{} initializers for {} elements of '{}'", count, *n.dims[level], declared()),
+              "initializer-count", "drop the extra values, or enlarge the array (a[] takes its size from the initializer)");
+        return;
+      }
+      if (vector_level && count != d.vec) {
+        error(o, fmt::format("{} initializers for the {}-element vector '{}'", count, d.vec, declared()),
+              "initializer-count", fmt::format("a .v{} initializer lists exactly {} values", d.vec, d.vec));
+        return;
+      }
+      for (auto& e : o.elems) check(e, level + 1);
+      return;
+    }
+    if (o.kind == Operand::Kind::vector) {
+      error(o, fmt::format("'{}' is {}, so its initializer is a single value, not a {{...}} list", declared(),
+                           n.dims.empty() ? "a scalar" : "initialized one level per dimension"),
+            "initializer-type", n.dims.empty() ? "write '= 1', or declare an array: a[2] = {1, 2}" : "");
+      return;
+    }
+    if (o.kind != Operand::Kind::expr) return;
+    LiteralKind lit = literal_kind(o.expr);
+    if (!lit.literal) return;  // symbols and expressions: ptxas judges them; no alarm
+    char kind = type_kind(d.type);
+    if (kind == 'f' && !lit.floating)
+      error(o, fmt::format("integer literal initializing the {} variable '{}'", d.type, n.name), "initializer-type",
+            "write a floating-point literal (1.0) or a bit pattern (0f3F800000)");
+    else if ((kind == 'u' || kind == 's') && lit.floating)
+      error(o, fmt::format("floating-point literal initializing the {} variable '{}'", d.type, n.name), "initializer-type",
+            fmt::format("write an integer, or declare the variable .b{} to hold a float's bits", type_bits(d.type)));
+  }
+};
+
+void check_initializer(CheckContext& ctx, const VarDecl& d, const Declarator& n) {
+  InitChecker c{ctx, d, n};
+  if (d.space != ".global" && d.space != ".const") {
+    c.error(*n.init, fmt::format("'{}' is in {}, which takes no initializer", n.name, d.space), "initializer-space",
+            d.space == ".reg" ? "assign it with mov after the declaration"
+                              : "only .global and .const variables have initial values; store the value at run time "
+                                "(e.g. st.shared), or move the variable to .global/.const");
+    return;
+  }
+  if (d.type == ".f16" || d.type == ".f16x2" || d.type == ".bf16" || d.type == ".bf16x2") {
+    c.error(*n.init, fmt::format("a {} variable cannot have an initializer", d.type), "initializer-type",
+            fmt::format("declare it .b{} and give the bit pattern (e.g. 0x3C00 for 1.0 in .f16)", type_bits(d.type)));
+    return;
+  }
+  c.check(*n.init, 0);
+}
+
+}  // namespace
+
+void check_module_rules(CheckContext& ctx) {
+  check_header_order(ctx);
+  for (size_t i = 0; i < ctx.module.items.size(); ++i) {
+    auto* f = std::get_if<Function>(&ctx.module.items[i].node);
+    if (!f) continue;
+    ctx.function_first_item.emplace(f->name, i);
+    check_function_directives(ctx, *f);
+    check_parameters(ctx, *f);
+  }
+}
+
+namespace {
+
+bool has_linkage(const VarDecl& d, std::string_view word) {
+  for (auto& l : d.linkage)
+    if (l == word) return true;
+  return false;
+}
+
+// An array needs a size unless it is .extern (dynamic shared memory) or sized by its
+// initializer; a [0] dimension is no size either ("Non-external variable has incomplete type").
+// An inner dimension of 0 is refused even on .extern ("Array of incomplete type").
+void check_array_size(CheckContext& ctx, const VarDecl& d, const Declarator& n) {
+  if (n.dims.empty()) return;
+  if (d.space != ".global" && d.space != ".const" && d.space != ".shared" && d.space != ".local") return;
+  bool inner_zero = false;
+  for (size_t i = 1; i < n.dims.size(); ++i) inner_zero = inner_zero || (n.dims[i] && *n.dims[i] == 0);
+  bool is_extern = has_linkage(d, ".extern");
+  bool unsized = (n.dims[0] && *n.dims[0] == 0) || (!n.dims[0] && !n.init);
+  if (!inner_zero && (is_extern || !unsized)) return;
+  auto& diag = ctx.diags.error(n.loc, fmt::format("'{}' is an array without a size", n.name), "incomplete-array");
+  diag.length = static_cast<uint32_t>(n.name.size());
+  diag.hint = d.space == ".shared"
+                  ? "dynamic shared memory is declared at module scope as '.extern .shared .align 16 .b8 smem[];' "
+                    "and sized by the launch"
+                  : "give the array its element count, or an initializer (a[] = {1, 2} takes its size from it)";
+}
+
+}  // namespace
+
+void check_variable_rules(CheckContext& ctx, const VarDecl& d, bool module_scope) {
+  if (!module_scope && has_linkage(d, ".extern") && d.space != ".param") {
+    auto& diag = ctx.diags.error(d.loc, ".extern declarations belong at module scope, not inside a function",
+                                 "variable-space");
+    diag.hint = "move it above the functions, e.g. '.extern .shared .align 16 .b8 smem[];'";
+    return;
+  }
+  if (d.space == ".reg")
+    for (auto& n : d.names)
+      // `%r[6]` alone is reported by declare() [reg-array], which also declares the range meant.
+      if (!n.dims.empty() && !(n.dims.size() == 1 && n.dims[0] && !n.range)) {
+        auto& diag = ctx.diags.error(n.loc, fmt::format("register '{}' cannot be an array", n.name), "variable-space");
+        diag.length = static_cast<uint32_t>(n.name.size());
+        diag.hint = fmt::format("declare numbered registers instead: '.reg {} {}<N>;' gives {}0 .. {}(N-1)", d.type,
+                                n.name, n.name, n.name);
+        return;
+      }
+  if (module_scope && (d.space == ".local" || d.space == ".param")) {
+    auto& diag = ctx.diags.error(d.loc, fmt::format("{} variables cannot be declared at module scope", d.space),
+                                 "variable-space");
+    diag.hint = d.space == ".local" ? "declare .local variables inside the function that uses them"
+                                    : "parameters belong in a function's parameter list";
+  } else if (d.type == ".pred" && (d.space == ".global" || d.space == ".shared" || d.space == ".const" ||
+                                   d.space == ".local")) {
+    auto& diag = ctx.diags.error(d.loc, fmt::format(".pred variables live in registers, not in {}", d.space),
+                                 "variable-space");
+    diag.hint = "declare it '.reg .pred %p;', or store a .u8/.u32 flag in memory";
+  }
+  for (auto& n : d.names) {
+    check_array_size(ctx, d, n);
+    if (n.init && has_linkage(d, ".extern")) {
+      auto& diag = ctx.diags.error(n.init->loc, fmt::format("the .extern declaration of '{}' takes no initializer", n.name),
+                                   "initializer-space");
+      diag.hint = "initialize the variable where it is defined (without .extern)";
+    } else if (n.init) {
+      check_initializer(ctx, d, n);
+    }
+  }
+}
+
+}  // namespace ptxforge::ptx
