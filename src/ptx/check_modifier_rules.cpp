@@ -110,9 +110,9 @@ void check_cvt(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
   bool int_to = is_plain_int(to), int_from = is_plain_int(from);
   bool float_to = is_plain_float(to), float_from = is_plain_float(from);
   if (!(int_to || float_to) || !(int_from || float_from)) return;
-  std::string op = ins.full_opcode();
+  auto op = [&ins] { return ins.full_opcode(); };  // built only for a finding
   if ((to == ".bf16" && (from == ".u8" || from == ".s8")) || (from == ".bf16" && (to == ".u8" || to == ".s8"))) {
-    auto& d = report(ctx, ins, fmt::format("'{}': cvt has no conversion between {} and {}", op, from, to),
+    auto& d = report(ctx, ins, fmt::format("'{}': cvt has no conversion between {} and {}", op(), from, to),
                      "illegal-modifier");
     d.hint = "convert through a 16-bit integer (.u16 or .s16)";
     return;
@@ -124,7 +124,7 @@ void check_cvt(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
     bool fits = int_to && int_from &&
                 (type_kind(from) == 'u' ? (type_kind(to) == 'u' ? tb >= fb : tb > fb) : (type_kind(to) == 's' && tb >= fb));
     if (bf16 || fits) {
-      auto& d = report(ctx, ins, fmt::format("'{}': .sat {}", op, bf16 ? "does not apply to .bf16 conversions"
+      auto& d = report(ctx, ins, fmt::format("'{}': .sat {}", op(), bf16 ? "does not apply to .bf16 conversions"
                                                                         : "has nothing to clamp: every source value fits"),
                        "illegal-modifier");
       d.hint = bf16 ? "drop '.sat' (use .satfinite where the conversion offers it)" : "drop '.sat'";
@@ -150,25 +150,25 @@ void check_cvt(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
       if (is_int_rnd) return;
       if (rnd.empty()) {
         auto& d = report(ctx, ins, fmt::format("'{}' converts a float to an integer and needs an integer rounding "
-                                               "modifier", op), "missing-modifier");
+                                               "modifier", op()), "missing-modifier");
         d.hint = fmt::format("write cvt.rzi{}{} to truncate toward zero as C's cast does, or .rni to round to "
                              "nearest even", to, from);
         insert_after_opcode(d, ins, ".rzi");
       } else {
         auto& d = report(ctx, ins, fmt::format("'{}' rounds a float to an integer: '{}' is not an integer rounding "
-                                               "modifier", op, rnd), "illegal-modifier");
+                                               "modifier", op(), rnd), "illegal-modifier");
         d.hint = fmt::format("float-to-integer conversions take .rni, .rzi, .rmi or .rpi (e.g. cvt.rzi{}{})", to, from);
       }
       return;
     case Want::float_rounding:
       if (is_float_rnd) return;
       if (rnd.empty()) {
-        auto& d = report(ctx, ins, fmt::format("'{}' ({}) can lose precision and needs a rounding modifier", op, kinds),
+        auto& d = report(ctx, ins, fmt::format("'{}' ({}) can lose precision and needs a rounding modifier", op(), kinds),
                          "missing-modifier");
         d.hint = fmt::format("write cvt.rn{}{} (round to nearest even)", to, from);
         insert_after_opcode(d, ins, ".rn");
       } else {
-        auto& d = report(ctx, ins, fmt::format("'{}' ({}) takes a floating-point rounding modifier, not '{}'", op,
+        auto& d = report(ctx, ins, fmt::format("'{}' ({}) takes a floating-point rounding modifier, not '{}'", op(),
                                                kinds, rnd), "illegal-modifier");
         d.hint = fmt::format("use .rn, .rz, .rm or .rp (e.g. cvt.rn{}{})", to, from);
       }
@@ -176,7 +176,7 @@ void check_cvt(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
     case Want::none:
       if (rnd.empty()) return;
       {
-        auto& d = report(ctx, ins, fmt::format("'{}' ({}) is exact and takes no rounding modifier", op, kinds),
+        auto& d = report(ctx, ins, fmt::format("'{}' ({}) is exact and takes no rounding modifier", op(), kinds),
                          "illegal-modifier");
         d.hint = fmt::format("drop '{}': cvt{}{}", rnd, to, from);
       }
@@ -185,14 +185,14 @@ void check_cvt(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
       if (rnd.empty() || is_int_rnd) return;
       {
         auto& d = report(ctx, ins, fmt::format("'{}' converts {} to itself: only an integer rounding (.rni, .rzi, .rmi, "
-                                               ".rpi) applies, not '{}'", op, to, rnd), "illegal-modifier");
+                                               ".rpi) applies, not '{}'", op(), to, rnd), "illegal-modifier");
         d.hint = fmt::format("drop '{}', or use .rni/.rzi/.rmi/.rpi to round to an integral value", rnd);
       }
       return;
     case Want::none_or_float:
       if (rnd.empty() || is_float_rnd) return;
       {
-        auto& d = report(ctx, ins, fmt::format("'{}' ({}) does not take '{}'", op, kinds, rnd), "illegal-modifier");
+        auto& d = report(ctx, ins, fmt::format("'{}' ({}) does not take '{}'", op(), kinds, rnd), "illegal-modifier");
         d.hint = fmt::format("drop '{}' (or use .rn)", rnd);
       }
       return;
@@ -206,10 +206,10 @@ void check_float_arith(CheckContext& ctx, const Instruction& ins, const Resolved
   bool f64 = type == ".f64";
   std::string_view rnd = rounding_of(ins);
   bool approx = ins.has_mod(".approx"), full = ins.has_mod(".full"), ftz = ins.has_mod(".ftz");
-  std::string op = ins.full_opcode();
+  auto op = [&ins] { return ins.full_opcode(); };  // built only for a finding
   if (rules_of_family(*r.family) & kApproxOnly) {
     if (approx) return;
-    auto& d = report(ctx, ins, fmt::format("'{}' exists only as an approximation and needs '.approx'", op),
+    auto& d = report(ctx, ins, fmt::format("'{}' exists only as an approximation and needs '.approx'", op()),
                      "missing-modifier");
     d.hint = fmt::format("write {}.approx{}{}", fam, ftz ? ".ftz" : "", type);
     if (fam == "ex2") d.hint += "; for e^x compute 2^(x*log2(e)): mul.f32 by 0f3FB8AA3B (1.4427) first";
@@ -218,7 +218,7 @@ void check_float_arith(CheckContext& ctx, const Instruction& ins, const Resolved
   }
   if (!(rules_of_family(*r.family) & kFloatArith)) return;
   if (contains(kIntRounding, rnd) || rnd == ".rna") {
-    auto& d = report(ctx, ins, fmt::format("'{}': '{}' rounds to an integer and applies only to cvt", op, rnd),
+    auto& d = report(ctx, ins, fmt::format("'{}': '{}' rounds to an integer and applies only to cvt", op(), rnd),
                      "illegal-modifier");
     d.hint = "floating-point arithmetic takes .rn, .rz, .rm or .rp";
     return;
@@ -226,36 +226,36 @@ void check_float_arith(CheckContext& ctx, const Instruction& ins, const Resolved
   bool has_rnd = contains(kFloatRounding, rnd);
   bool approx_form = (!f64 && (fam == "div" || fam == "sqrt" || fam == "rcp")) || (f64 && fam == "rcp");
   if (approx && !approx_form) {
-    auto& d = report(ctx, ins, fmt::format("'{}': {}{} has no .approx form", op, fam, type), "illegal-modifier");
+    auto& d = report(ctx, ins, fmt::format("'{}': {}{} has no .approx form", op(), fam, type), "illegal-modifier");
     d.hint = fam == "div" || fam == "sqrt" ? fmt::format("use a rounding modifier: {}.rn{}", fam, type)
                                            : "drop '.approx'";
     return;
   }
   if (full && (fam != "div" || f64)) {
-    auto& d = report(ctx, ins, fmt::format("'{}': .full exists only on div.f32", op), "illegal-modifier");
+    auto& d = report(ctx, ins, fmt::format("'{}': .full exists only on div.f32", op()), "illegal-modifier");
     d.hint = fmt::format("use {}.rn{}", fam, type);
     return;
   }
   if (ins.has_mod(".sat") && (f64 || (fam != "add" && fam != "sub" && fam != "mul" && fam != "mad" && fam != "fma"))) {
-    auto& d = report(ctx, ins, fmt::format("'{}': .sat applies to .f32 add, sub, mul, mad and fma only", op),
+    auto& d = report(ctx, ins, fmt::format("'{}': .sat applies to .f32 add, sub, mul, mad and fma only", op()),
                      "illegal-modifier");
     d.hint = "drop '.sat'; clamp with min/max if you need [0, 1]";
     return;
   }
   if (ftz && f64 && fam != "rcp") {
-    auto& d = report(ctx, ins, fmt::format("'{}': .ftz applies to .f32 only", op), "illegal-modifier");
+    auto& d = report(ctx, ins, fmt::format("'{}': .ftz applies to .f32 only", op()), "illegal-modifier");
     d.hint = "drop '.ftz' (.f64 arithmetic keeps subnormals)";
     return;
   }
   if (fam == "rcp" && f64 && approx && !ftz) {
     auto& d = report(ctx, ins, fmt::format("'{}' needs '.ftz' (the only .approx form of rcp.f64 is rcp.approx.ftz.f64)",
-                                           op), "missing-modifier");
+                                           op()), "missing-modifier");
     d.hint = "write rcp.approx.ftz.f64, or rcp.rn.f64 for the correctly rounded result";
     return;
   }
   bool needs_rounding = fam == "mad" || fam == "fma" || fam == "div" || fam == "sqrt" || fam == "rcp";
   if (!needs_rounding || has_rnd || approx || full) return;
-  auto& d = report(ctx, ins, fmt::format("'{}' needs a rounding modifier{}", op, approx_form ? " or '.approx'" : ""),
+  auto& d = report(ctx, ins, fmt::format("'{}' needs a rounding modifier{}", op(), approx_form ? " or '.approx'" : ""),
                    "missing-modifier");
   if (ins.opcode == fam) insert_after_opcode(d, ins, ".rn");
   if (fam == "mad" || fam == "fma")
@@ -272,19 +272,19 @@ void check_int_arith(CheckContext& ctx, const Instruction& ins, const Resolved& 
   std::string_view fam = r.family->name, type = r.type;
   if (type.empty()) return;
   char kind = type_kind(type);
-  std::string op = ins.full_opcode();
+  auto op = [&ins] { return ins.full_opcode(); };  // built only for a finding
   bool is_int = (kind == 'u' || kind == 's') && type_bits(type) >= 16 && type.find('x') == std::string_view::npos;
   bool lo = ins.has_mod(".lo"), hi = ins.has_mod(".hi"), wide = ins.has_mod(".wide");
   if (is_int) {
     std::string_view rnd = rounding_of(ins);
     if (!rnd.empty() || ins.has_mod(".ftz")) {
       std::string_view bad = rnd.empty() ? std::string_view(".ftz") : rnd;
-      auto& d = report(ctx, ins, fmt::format("'{}': integer arithmetic takes no '{}'", op, bad), "illegal-modifier");
+      auto& d = report(ctx, ins, fmt::format("'{}': integer arithmetic takes no '{}'", op(), bad), "illegal-modifier");
       d.hint = fmt::format("drop '{}'; rounding and flush-to-zero apply to floating-point types", bad);
       return;
     }
     if ((fam == "mul" || fam == "mad") && !lo && !hi && !wide) {
-      auto& d = report(ctx, ins, fmt::format("'{}' needs '.lo', '.hi' or '.wide' for an integer type", op),
+      auto& d = report(ctx, ins, fmt::format("'{}' needs '.lo', '.hi' or '.wide' for an integer type", op()),
                        "missing-modifier");
       d.hint = fmt::format("write {}.lo{} for the low half of the product (what C's '*' gives), .wide for the "
                            "full double-width product", fam, type);
@@ -292,7 +292,7 @@ void check_int_arith(CheckContext& ctx, const Instruction& ins, const Resolved& 
       return;
     }
     if (wide && type_bits(type) == 64) {
-      auto& d = report(ctx, ins, fmt::format("'{}': .wide doubles a 16- or 32-bit product; there is no 128-bit result", op),
+      auto& d = report(ctx, ins, fmt::format("'{}': .wide doubles a 16- or 32-bit product; there is no 128-bit result", op()),
                        "illegal-modifier");
       d.hint = fmt::format("use {}.lo{} or {}.hi{}", fam, type, fam, type);
     }
@@ -300,7 +300,7 @@ void check_int_arith(CheckContext& ctx, const Instruction& ins, const Resolved& 
   }
   if ((kind == 'f') && (fam == "mul" || fam == "mad") && (lo || hi || wide)) {
     std::string_view bad = lo ? ".lo" : hi ? ".hi" : ".wide";
-    auto& d = report(ctx, ins, fmt::format("'{}': '{}' applies to integer products only", op, bad), "illegal-modifier");
+    auto& d = report(ctx, ins, fmt::format("'{}': '{}' applies to integer products only", op(), bad), "illegal-modifier");
     d.hint = fmt::format("drop '{}': {}{} keeps the float result", bad, fam, fam == "mad" ? ".rn" : "");
   }
 }
@@ -308,11 +308,11 @@ void check_int_arith(CheckContext& ctx, const Instruction& ins, const Resolved& 
 // shfl needs a mode, setp/set a comparison.
 void check_required_choice(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
   std::string_view fam = r.family->name;
-  std::string op = ins.full_opcode();
+  auto op = [&ins] { return ins.full_opcode(); };  // built only for a finding
   if (fam == "shfl" || fam == "shfl.sync") {
     for (auto m : {".up", ".down", ".bfly", ".idx"})
       if (ins.has_mod(m)) return;
-    auto& d = report(ctx, ins, fmt::format("'{}' needs a shuffle mode: .up, .down, .bfly or .idx", op), "missing-modifier");
+    auto& d = report(ctx, ins, fmt::format("'{}' needs a shuffle mode: .up, .down, .bfly or .idx", op()), "missing-modifier");
     d.hint = "e.g. shfl.sync.bfly.b32 for a butterfly reduction, shfl.sync.idx.b32 to read one lane";
     return;
   }
@@ -321,7 +321,7 @@ void check_required_choice(CheckContext& ctx, const Instruction& ins, const Reso
                                                           ".hs", ".equ", ".neu", ".ltu", ".leu", ".gtu", ".geu", ".num", ".nan"};
     for (auto m : ins.mods)
       if (contains(cmp, m)) return;
-    auto& d = report(ctx, ins, fmt::format("'{}' needs a comparison (.eq, .ne, .lt, .le, .gt, .ge, ...)", op),
+    auto& d = report(ctx, ins, fmt::format("'{}' needs a comparison (.eq, .ne, .lt, .le, .gt, .ge, ...)", op()),
                      "missing-modifier");
     d.hint = fmt::format("e.g. {}.lt{}", fam, r.type.empty() ? ".s32" : std::string(r.type) + std::string(r.src_type));
   }

@@ -66,6 +66,14 @@ void check_special_registers(CheckContext& ctx, const Instruction& ins, const Re
       d.hint = fmt::format("read one component: mov.u32 %r1, {}.x; (or .y, .z)", e->text);
       continue;
     }
+    if (f.name == "mov" && is_vector_special_register(e->text) && ins.operands[0].elems.size() != 4) {
+      auto& d = ctx.diags.error(e->loc, fmt::format("'{}' is a vector of four; a vector mov of it needs .v4 and four "
+                                                    "registers", e->text), "special-reg-operand");
+      d.length = static_cast<uint32_t>(e->text.size());
+      d.hint = fmt::format("mov.v4.u32 {{%r1, %r2, %r3, %r4}}, {}; or one component: mov.u32 %r1, {}.x;", e->text,
+                           e->text);
+      continue;
+    }
     if (reader || already_reported(ctx, e->loc)) continue;
     std::string_view st = special_register_type(e->text);
     auto& d = ctx.diags.error(e->loc, fmt::format("special register '{}' cannot be an operand of '{}'; only mov and "

@@ -2,6 +2,7 @@
 // assembler's verdict beside it.
 #include <chrono>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -49,7 +50,12 @@ int cmd_check(const std::vector<std::string>& args) {
       if (format == "json") all.push_back(unreadable_json(name, text.error().message));
       continue;
     }
-    SourceText src(name, *text);
+    // The line index is built only when a finding is printed: most modules have none.
+    std::optional<SourceText> source;
+    auto src = [&]() -> const SourceText& {
+      if (!source) source.emplace(name, *text);
+      return *source;
+    };
     auto t0 = std::chrono::steady_clock::now();
     ptx::ValidateOptions vopts;
     vopts.warnings = !no_warnings;
@@ -78,22 +84,22 @@ int cmd_check(const std::vector<std::string>& args) {
     if (failed) exit_code = std::max(exit_code, kExitInputErrors);
 
     if (format == "json") {
-      nlohmann::json j = diagnostics_json(ours.diags, src);
+      nlohmann::json j = diagnostics_json(ours.diags, src());
       j["readable"] = true;
       j["milliseconds"] = our_ms;
-      if (theirs) j["ptxas"] = assemble_json(*theirs, arch_used, src);
+      if (theirs) j["ptxas"] = assemble_json(*theirs, arch_used, src());
       all.push_back(std::move(j));
       continue;
     }
-    std::cout << render_text(ours.diags, src, use_color);
+    std::cout << (ours.diags.empty() ? std::string() : render_text(ours.diags, src(), use_color));
     if (!theirs) {
-      if (ours.diags.empty()) std::cout << fmt::format("{}: ok ({:.2f} ms)\n", src.name(), our_ms);
+      if (ours.diags.empty()) std::cout << fmt::format("{}: ok ({:.2f} ms)\n", name, our_ms);
       continue;
     }
     if (!theirs->diags.empty()) {
-      std::cout << "--- ptxas says:\n" << render_text(theirs->diags, src, use_color);
+      std::cout << "--- ptxas says:\n" << render_text(theirs->diags, src(), use_color);
     }
-    std::cout << fmt::format("{}: ptxforge: {} ({:.2f} ms) | ptxas {}: {} ({:.0f} ms)\n", src.name(),
+    std::cout << fmt::format("{}: ptxforge: {} ({:.2f} ms) | ptxas {}: {} ({:.0f} ms)\n", name,
                              verdict(ours.diags), our_ms, arch_used,
                              theirs->ok ? (theirs->diags.empty() ? "ok" : verdict(theirs->diags))
                                         : "FAILED, " + verdict(theirs->diags),
