@@ -31,7 +31,7 @@ fi
 expect 1 "undeclared-reg" check "$root/examples/broken_vector_add.ptx"
 expect 1 '"check": "undeclared-reg"' check --format json "$root/examples/broken_vector_add.ptx"
 : > "$tmp/empty.ptx"
-expect 0 "" check "$tmp/empty.ptx"
+expect 1 "missing .version directive" check "$tmp/empty.ptx"  # ptxas: "Missing .version directive"
 head -c 65536 /dev/urandom > "$tmp/garbage.ptx"
 expect 1 "error" check "$tmp/garbage.ptx"
 printf '\xff\xfe.version 8.0\n' > "$tmp/nonutf8.ptx"
