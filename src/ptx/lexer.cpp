@@ -281,7 +281,7 @@ bool Lexer::take_plain_lines(const char* from, std::vector<std::string_view>& li
     // The next line: its first token must begin where the lexer would begin it.
     ++line_;
     pos_ = line_start_ = ++p;
-    while (p < n && (s[p] == ' ' || s[p] == '\t')) ++p;
+    while (p < n && (s[p] == ' ' || s[p] == '\t' || s[p] == '\r')) ++p;  // the line's text starts at its first token
     if (p < n && (is_alpha(s[p]) && p == line_start_)) return true;  // maybe prose: the lexer decides
   }
 }

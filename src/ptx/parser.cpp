@@ -109,6 +109,7 @@ class Parser {
   bool parse_declarator(Declarator& out, bool allow_init);
   VarDecl parse_var_decl(Building<Text>& linkage, SourceLoc loc);
   void parse_attribute_words(Building<Text>& words);
+  Text take_word();
   Block parse_block(int depth);
   void skip_balanced_braces();
   bool parse_statement(Building<Statement>& b, int depth);
@@ -315,7 +316,7 @@ Directive Parser::parse_header_directive() {
 Directive Parser::parse_words_until_semicolon(Token name) {
   Directive d{name.text, {}, {}, name.loc};
   Building<Text> args(words_);
-  while (!at_eof() && !peek().is(';') && !peek().is('}')) args.push(take().text);
+  while (!at_eof() && !peek().is(';') && !peek().is('}')) args.push(take_word());
   d.args = args.finish(arena_);
   if (!accept(';')) expect(';', fmt::format("'{}'", name.text));
   return d;
@@ -384,7 +385,7 @@ Directive Parser::parse_section(Token name) {
   Directive d{name.text, {}, {}, name.loc};
   {
     Building<Text> args(words_);
-    while (!at_eof() && !peek().is('{')) args.push(take().text);
+    while (!at_eof() && !peek().is('{')) args.push(take_word());
     d.args = args.finish(arena_);
   }
   if (!expect('{', "to open the .section body")) {
@@ -436,11 +437,21 @@ void Parser::parse_attribute_words(Building<Text>& words) {
   if (!peek().is('(')) return;
   int depth = 0;
   while (!at_eof()) {
-    Token t = take();
-    words.push(t.text);
-    if (t.is('(')) ++depth;
-    if (t.is(')') && --depth == 0) break;
+    bool open = peek().is('('), close = peek().is(')');
+    words.push(take_word());
+    if (open) ++depth;
+    if (close && --depth == 0) break;
   }
+}
+
+// One word of a directive kept as its words. An @@DWARF line runs to the end of its line, so
+// it cannot be one of them (ptxas calls it a syntax error).
+Text Parser::take_word() {
+  Token t = take();
+  if (t.kind == Tok::raw)
+    error_at(t, "unexpected @@DWARF line inside a directive",
+             "@@DWARF lines belong at module level or in a .section body");
+  return t.text;
 }
 
 // Linkage words are accepted among the specifiers only where `linkage` is given (not in

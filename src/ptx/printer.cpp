@@ -15,7 +15,9 @@ void print_expr(std::string& out, const Expr& e) {
     case Expr::Kind::unary: out += e.text; print_expr(out, e.args[0]); return;
     case Expr::Kind::binary:
       print_expr(out, e.args[0]);
-      out += e.text;
+      // "a%b" would lex back as a and the register %b (ptxas reads it so too).
+      if (e.text == "%") out += " % ";
+      else out += e.text;
       print_expr(out, e.args[1]);
       return;
     case Expr::Kind::ternary:
