@@ -1,7 +1,7 @@
 // libFuzzer target for the printer: every input the parser accepts without errors, valid PTX
-// or not, must print to text that parses back without errors to an equal tree, and printing
-// that tree again must give the same text. `fmt` relies on this for whatever a model writes,
-// and the corpus test only covers what nvcc writes.
+// or not, must print to text that parses back without errors to an equal tree with the same
+// comments in the same order, and printing that tree again must give the same text. `fmt`
+// relies on this for whatever a model writes; the corpus test only covers what nvcc writes.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -35,5 +35,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!(again == m))
     fail("the printed module parses to a different tree", printed + "--- printed again ---\n" + ptx::print(again));
   if (ptx::print(again) != printed) fail("printing the reparsed module gives different text", printed);
+  bool same_comments = again.comments.size() == m.comments.size();
+  for (size_t i = 0; same_comments && i < m.comments.size(); ++i)
+    same_comments = again.comments[i].text == m.comments[i].text;
+  if (!same_comments) fail("the printed module's comments differ from the input's", printed);
   return 0;
 }

@@ -71,5 +71,16 @@ printf 'extern "C" __global__ void twice(const float* x, float* y, unsigned n) {
 expect 0 "created .*task.toml" task new "$tmp/twice" --from-cuda "$tmp/twice.cu" --entry twice
 expect 0 "Entry name: .twice" suite show "$tmp/twice"
 expect 2 "no __global__ function 'thrice'" task new "$tmp/thrice" --from-cuda "$tmp/twice.cu" --entry thrice
+# fmt keeps comments (the launch spec lives in them); -i with -o, or -i on stdin, is a usage error.
+printf '// @launch grid=(1, 1, 1) block=(32, 1, 1)\n.visible .entry k() // kernel\n{\n\tret; // done\n}\n' > "$tmp/launch.ptx"
+expect 0 "^// @launch grid=\(1, 1, 1\) block=\(32, 1, 1\)$" fmt --add-header "$tmp/launch.ptx"
+expect 0 "ret; // done" fmt --add-header "$tmp/launch.ptx"
+cp "$tmp/launch.ptx" "$tmp/inplace.ptx"
+expect 0 "" fmt -i --add-header "$tmp/inplace.ptx"
+grep -q '^// @launch grid=(1, 1, 1) block=(32, 1, 1)$' "$tmp/inplace.ptx" && grep -q '^\.version' "$tmp/inplace.ptx" &&
+  passed=$((passed+1)) || { echo "FAIL: fmt -i lost the @launch line or the header"; cat "$tmp/inplace.ptx"; fail=$((fail+1)); }
+expect 2 "give -i or -o, not both" fmt -i -o "$tmp/other.ptx" "$tmp/launch.ptx"
+[[ ! -e $tmp/other.ptx ]] && passed=$((passed+1)) || { echo "FAIL: fmt -i -o wrote a file"; fail=$((fail+1)); }
+expect 2 "standard input cannot be rewritten in place" fmt -i - </dev/null
 echo "$passed passed, $fail failed"
 [[ $fail -eq 0 ]]
