@@ -1,7 +1,8 @@
 // libFuzzer target for the whole front end: any bytes through the lexer, parser, validator,
 // printer and header rewrites must produce diagnostics, never a crash, a hang or undefined
 // behaviour. A module that checks clean must have the header ptxas insists on (.version and
-// .target), print to text that parses back to an equal tree, and check clean again.
+// .target), print to text that parses back to an equal tree, and check clean again; retargeted,
+// it must still print and parse back alike.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -37,9 +38,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (d.has_errors() || !(again == r.module))
     fail("the printed module does not parse back to an equal tree", printed, d);
   if (auto r2 = ptx::check_source(printed); !r2.ok()) fail("the printed module does not check clean", printed, r2.diags);
+  // A header rewrite that succeeds gives a module that prints and parses back like any other.
   ptx::HeaderChange c;
   c.add_header = true;
+  c.target = "sm_90a";
   Diagnostics rd;
-  (void)ptx::rewrite_header(again, c, rd);
+  if (!ptx::rewrite_header(again, c, rd)) return 0;
+  std::string rewritten = ptx::print(again);
+  Diagnostics d3;
+  auto reparsed = ptx::parse(rewritten, d3);
+  if (d3.has_errors() || !(reparsed == again) || ptx::print(reparsed) != rewritten)
+    fail("the rewritten module does not print and parse back alike", rewritten, d3);
   return 0;
 }
