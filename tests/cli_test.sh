@@ -168,5 +168,16 @@ if [[ -x $nvcc ]]; then
   expect 2 "nvcc could not compile.*" task new "$tmp/broken" --from-cuda "$tmp/broken.cu" --entry k
   [[ ! -e "$tmp/broken/task.toml" ]] && passed=$((passed+1)) || { echo "FAIL: a task was written though nvcc failed"; fail=$((fail+1)); }
 fi
+# fmt keeps comments (the launch spec lives in them); -i with -o, or -i on stdin, is a usage error.
+printf '// @launch grid=(1, 1, 1) block=(32, 1, 1)\n.visible .entry k() // kernel\n{\n\tret; // done\n}\n' > "$tmp/launch.ptx"
+expect 0 "^// @launch grid=\(1, 1, 1\) block=\(32, 1, 1\)$" fmt --add-header "$tmp/launch.ptx"
+expect 0 "ret; // done" fmt --add-header "$tmp/launch.ptx"
+cp "$tmp/launch.ptx" "$tmp/inplace.ptx"
+expect 0 "" fmt -i --add-header "$tmp/inplace.ptx"
+grep -q '^// @launch grid=(1, 1, 1) block=(32, 1, 1)$' "$tmp/inplace.ptx" && grep -q '^\.version' "$tmp/inplace.ptx" &&
+  passed=$((passed+1)) || { echo "FAIL: fmt -i lost the @launch line or the header"; cat "$tmp/inplace.ptx"; fail=$((fail+1)); }
+expect 2 "give -i or -o, not both" fmt -i -o "$tmp/other.ptx" "$tmp/launch.ptx"
+[[ ! -e $tmp/other.ptx ]] && passed=$((passed+1)) || { echo "FAIL: fmt -i -o wrote a file"; fail=$((fail+1)); }
+expect 2 "standard input cannot be rewritten in place" fmt -i - </dev/null
 echo "$passed passed, $fail failed"
 [[ $fail -eq 0 ]]

@@ -97,6 +97,7 @@ struct Directive {
   // (debug sections are most of a -G module, so they are not split into words).
   List<Text> body;
   SourceLoc loc;
+  SourceLoc end;  // a .section's closing '}' (comments before it stay inside)
   bool operator==(const Directive& o) const { return name == o.name && args == o.args && body == o.body; }
 };
 
@@ -160,7 +161,8 @@ struct Label {
 struct Statement;
 struct Block {
   List<Statement> stmts;
-  SourceLoc loc;
+  SourceLoc loc;  // '{'
+  SourceLoc end;  // '}' (comments before it stay inside)
   bool operator==(const Block& o) const;
 };
 
@@ -181,6 +183,7 @@ struct Function {
   List<Directive> perf;     // .maxntid 256, 1, 1 / .noreturn / .pragma "..."
   std::optional<Block> body;  // nullopt for a declaration
   SourceLoc loc;            // the name
+  SourceLoc start;          // its first word (linkage, .entry or .func)
   bool operator==(const Function& o) const {
     return linkage == o.linkage && is_entry == o.is_entry && attrs == o.attrs && rets == o.rets &&
            has_ret_list == o.has_ret_list && name == o.name && params == o.params &&
@@ -193,11 +196,21 @@ struct TopItem {
   bool operator==(const TopItem&) const = default;
 };
 
-static_assert(std::is_trivially_copyable_v<Statement> && std::is_trivially_destructible_v<TopItem>,
+// A comment, kept beside the tree rather than in it: the parser and the checks never see
+// comments, but `fmt` must put them back (a candidate's launch spec lives in `// @launch`
+// lines). The lexer records them as it skips them.
+struct Comment {
+  Text text;              // "// @launch ..." or "/* ... */", as written (a line comment without its line end)
+  SourceLoc loc;          // its first character
+  bool own_line = false;  // only blanks before it on its line
+};
+
+static_assert(std::is_trivially_copyable_v<Statement> && std::is_trivially_destructible_v<TopItem> &&
+                  std::is_trivially_copyable_v<Comment>,
               "AST nodes live in an arena and are never destroyed");
 
 // A parsed module. It owns its nodes and the text they view (a copy of the source), so it
-// can be moved but not copied; compare modules with ==, which ignores locations.
+// can be moved but not copied; compare modules with ==, which ignores locations and comments.
 class Module {
  public:
   Module() : arena_(std::make_unique<Arena>()) {}
@@ -206,6 +219,8 @@ class Module {
   bool operator==(const Module& o) const { return items == o.items; }
 
   List<TopItem> items;
+  List<Comment> comments;  // in source order
+  Text source;             // the module's copy of the text it was parsed from
 
   // Header, read from the items (nullptr / "" when absent).
   const Directive* version() const;

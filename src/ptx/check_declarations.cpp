@@ -13,15 +13,11 @@ namespace ptxforge::ptx {
 void check_module_header(CheckContext& ctx) {
   const Directive* v = ctx.module.version();
   const Directive* t = ctx.module.target();
-  bool has_code = false;
-  for (auto& it : ctx.module.items)
-    if (!std::holds_alternative<Directive>(it.node)) has_code = true;
+  // ptxas rejects every module without them, even an empty file or one of bare directives.
   if (!v) {
-    if (has_code) {
-      auto& d = ctx.diags.error({1, 1}, "missing .version directive", "missing-version");
-      d.hint = "a module starts with '.version 8.0' (or later), '.target sm_90a' and '.address_size 64'; "
-               "'ptxforge fmt --add-header' adds them";
-    }
+    auto& d = ctx.diags.error({1, 1}, "missing .version directive", "missing-version");
+    d.hint = "a module starts with '.version 8.0' (or later), '.target sm_90a' and '.address_size 64'; "
+             "'ptxforge fmt --add-header' adds them";
   } else {
     ctx.facts.version_loc = v->loc;
     auto pv = v->args.empty() ? std::nullopt : PtxVersion::parse(v->args[0]);
@@ -37,10 +33,8 @@ void check_module_header(CheckContext& ctx) {
     }
   }
   if (!t) {
-    if (has_code) {
-      auto& d = ctx.diags.error({1, 1}, "missing .target directive", "missing-target");
-      d.hint = "add '.target sm_90a' (or the architecture you compile for) after .version";
-    }
+    auto& d = ctx.diags.error({1, 1}, "missing .target directive", "missing-target");
+    d.hint = "add '.target sm_90a' (or the architecture you compile for) after .version";
   } else {
     ctx.facts.target_loc = t->loc;
     for (auto& name : ctx.module.target_names()) {

@@ -130,6 +130,17 @@ std::string malformed_number_hint(std::string_view text, std::string_view number
 }
 }  // namespace
 
+// Called with pos_ still at the comment, or (for a block comment) after it on a later line:
+// own_line is decided from the bytes before `start`.
+void Lexer::record_comment(size_t start, size_t end, SourceLoc loc) {
+  size_t i = start;
+  while (i > 0 && (src_[i - 1] == ' ' || src_[i - 1] == '\t' || src_[i - 1] == '\r' || src_[i - 1] == '\f' ||
+                   src_[i - 1] == '\v'))
+    --i;
+  bool own_line = i == 0 || src_[i - 1] == '\n';
+  comments_->push_back(Comment{src_.substr(start, end - start), loc, own_line});
+}
+
 // At a '/', '`', '~', '#' or a letter in column 1: skips a comment or a non-PTX line and
 // returns true, or returns false at the start of a token.
 bool Lexer::skip_comment_or_text() {
@@ -138,17 +149,21 @@ bool Lexer::skip_comment_or_text() {
   char c = s[pos_];
   if (c == '/' && at(pos_ + 1) == '/') {
     const void* nl = std::memchr(s + pos_, '\n', n - pos_);
-    pos_ = nl ? static_cast<size_t>(static_cast<const char*>(nl) - s) : n;
+    size_t end = nl ? static_cast<size_t>(static_cast<const char*>(nl) - s) : n;
+    if (comments_) record_comment(pos_, end > pos_ + 2 && s[end - 1] == '\r' ? end - 1 : end, here());
+    pos_ = end;
     return true;
   }
   if (c == '/' && at(pos_ + 1) == '*') {
     SourceLoc loc = here();
+    size_t start = pos_;
     size_t end = src_.find("*/", pos_ + 2);
     if (end == std::string_view::npos) {
       report(loc, 2, "unterminated /* comment", "unterminated-comment", "close it with */");
       advance_to(n);
     } else {
       advance_to(end + 2);
+      if (comments_) record_comment(start, end + 2, loc);
     }
     return true;
   }
@@ -299,7 +314,7 @@ bool Lexer::take_plain_lines(const char* from, std::vector<std::string_view>& li
     // The next line: its first token must begin where the lexer would begin it.
     ++line_;
     pos_ = line_start_ = ++p;
-    while (p < n && (s[p] == ' ' || s[p] == '\t')) ++p;
+    while (p < n && (s[p] == ' ' || s[p] == '\t' || s[p] == '\r')) ++p;  // the line's text starts at its first token
     if (p < n && (is_alpha(s[p]) && p == line_start_)) return true;  // maybe prose: the lexer decides
   }
 }

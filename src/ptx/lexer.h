@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ptx/ast.h"
 #include "util/diagnostic.h"
 
 namespace ptxforge::ptx {
@@ -41,6 +42,9 @@ class Lexer {
  public:
   Lexer(std::string_view text, Diagnostics& diags);
   Token next();
+  // Comments are skipped like blanks; given a list, the lexer also appends each one to it, in
+  // source order (their texts are views into the text being lexed).
+  void record_comments(std::vector<Comment>* out) { comments_ = out; }
 
   // For bodies kept as text (.section): from `from`, the start of the token just lexed,
   // takes whole lines that hold only names, decimal numbers, ',', ':', '+' and '-' (a debug
@@ -62,9 +66,11 @@ class Lexer {
   SourceLoc here() const { return SourceLoc{line_, static_cast<uint32_t>(pos_ - line_start_ + 1)}; }
   char at(size_t k) const { return k < src_.size() ? src_[k] : '\0'; }
   void report(SourceLoc loc, uint32_t len, std::string msg, std::string id, std::string hint = {});
+  void record_comment(size_t start, size_t end, SourceLoc loc);
 
   std::string_view src_;
   Diagnostics& diags_;
+  std::vector<Comment>* comments_ = nullptr;
   size_t pos_ = 0;
   size_t line_start_ = 0;
   uint32_t line_ = 1;

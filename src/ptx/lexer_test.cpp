@@ -97,5 +97,29 @@ TEST(Lexer, BinaryGarbageGivesOneErrorPerLine) {
   EXPECT_NE(d.list()[1].message.find("non-ASCII"), std::string::npos);
 }
 
+// Comments are skipped like blanks, and recorded on the side when asked: their text as written
+// (a line comment without the \r of a CRLF line end), where they start, and whether code came
+// before them on their line.
+TEST(Lexer, RecordsCommentsOnTheSide) {
+  Diagnostics d;
+  std::vector<Comment> comments;
+  Lexer lx("// @launch grid=(1,1,1)\r\n\tret; /* a\nb */ exit; // end", d);
+  lx.record_comments(&comments);
+  std::vector<std::string_view> tokens;
+  for (Token t = lx.next(); t.kind != Tok::eof; t = lx.next()) tokens.push_back(t.text);
+  EXPECT_EQ(tokens, (std::vector<std::string_view>{"ret", ";", "exit", ";"}));
+  ASSERT_EQ(comments.size(), 3u);
+  EXPECT_EQ(comments[0].text, "// @launch grid=(1,1,1)");
+  EXPECT_TRUE(comments[0].own_line);
+  EXPECT_EQ(comments[1].text, "/* a\nb */");
+  EXPECT_FALSE(comments[1].own_line);
+  EXPECT_EQ(comments[1].loc.line, 2u);
+  EXPECT_EQ(comments[1].loc.col, 7u);
+  EXPECT_EQ(comments[2].text, "// end");
+  EXPECT_EQ(comments[2].loc.line, 3u);
+  EXPECT_FALSE(comments[2].own_line);
+  EXPECT_TRUE(d.empty());
+}
+
 }  // namespace
 }  // namespace ptxforge::ptx

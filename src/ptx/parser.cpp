@@ -54,6 +54,7 @@ class Parser {
  public:
   Parser(Module& m, std::string_view text, Diagnostics& diags, const ParseOptions& opts)
       : m_(m), arena_(m.arena()), lex_(text, diags), diags_(diags), opts_(opts) {
+    lex_.record_comments(&comments_);
     cur_ = lex_.next();
     // Room for the usual nesting, so the stacks do not regrow for every module.
     words_.reserve(256);
@@ -106,12 +107,13 @@ class Parser {
   Directive parse_file(Token name);
   Directive parse_section(Token name);
   Directive parse_perf_directive(Token name);
-  void parse_function(Building<TopItem>& items, Building<Text>& linkage);
+  void parse_function(Building<TopItem>& items, Building<Text>& linkage, SourceLoc start);
   List<VarDecl> parse_param_list();
   bool parse_decl_specs(VarDecl& d, Building<Text>* linkage);
   bool parse_declarator(Declarator& out, bool allow_init);
   VarDecl parse_var_decl(Building<Text>& linkage, SourceLoc loc);
   void parse_attribute_words(Building<Text>& words);
+  Text take_word();
   Block parse_block(int depth);
   void skip_balanced_braces();
   bool parse_statement(Building<Statement>& b, int depth);
@@ -141,6 +143,7 @@ class Parser {
   std::vector<VarDecl> params_;
   std::vector<Directive> directives_;
   std::vector<TopItem> items_;
+  std::vector<Comment> comments_;
   Lexer lex_;
   Diagnostics& diags_;
   const ParseOptions& opts_;
@@ -268,6 +271,7 @@ void Parser::run() {
   Building<TopItem> items(items_);
   while (!at_eof() && !stopped_) parse_top_item(items);
   m_.items = items.finish(arena_);
+  m_.comments = m_.keep(comments_);
 }
 
 void Parser::parse_top_item(Building<TopItem>& items) {
@@ -275,7 +279,7 @@ void Parser::parse_top_item(Building<TopItem>& items) {
   SourceLoc loc = t.loc;
   if (t.kind == Tok::raw) {
     Token r = take();
-    items.push({Directive{"@@DWARF", one(r.text), {}, loc}});
+    items.push({Directive{"@@DWARF", one(r.text), {}, loc, {}}});
     return;
   }
   if (t.kind == Tok::bad) {
@@ -306,7 +310,7 @@ void Parser::parse_top_item(Building<TopItem>& items) {
   Building<Text> linkage(linkage_);
   while (peek().kind == Tok::directive && is_linkage(peek().text)) linkage.push(take().text);
   const Token& n = peek();
-  if (n.is_dir(".entry") || n.is_dir(".func")) return parse_function(items, linkage);
+  if (n.is_dir(".entry") || n.is_dir(".func")) return parse_function(items, linkage, loc);
   if (n.kind == Tok::directive && (is_state_space(n.text))) return items.push({parse_var_decl(linkage, loc)});
   error_at(n, fmt::format("unknown module-level directive {}", unexpected(n)),
            "expected .version, .target, .address_size, .entry, .func, or a .global/.const/.shared variable");
@@ -316,7 +320,7 @@ void Parser::parse_top_item(Building<TopItem>& items) {
 
 Directive Parser::parse_header_directive() {
   Token name = take();
-  Directive d{name.text, {}, {}, name.loc};
+  Directive d{name.text, {}, {}, name.loc, {}};
   if (name.text == ".version") {
     const Token& v = peek();
     if (v.kind == Tok::floating || v.kind == Tok::integer) d.args = one(take().text);
@@ -340,16 +344,16 @@ Directive Parser::parse_header_directive() {
 }
 
 Directive Parser::parse_words_until_semicolon(Token name) {
-  Directive d{name.text, {}, {}, name.loc};
+  Directive d{name.text, {}, {}, name.loc, {}};
   Building<Text> args(words_);
-  while (!at_eof() && !peek().is(';') && !peek().is('}')) args.push(take().text);
+  while (!at_eof() && !peek().is(';') && !peek().is('}')) args.push(take_word());
   d.args = args.finish(arena_);
   if (!accept(';')) expect(';', fmt::format("'{}'", name.text));
   return d;
 }
 
 Directive Parser::parse_loc(Token name) {
-  Directive d{name.text, {}, {}, name.loc};
+  Directive d{name.text, {}, {}, name.loc, {}};
   Building<Text> args(words_);
   auto done = [&] {
     d.args = args.finish(arena_);
@@ -384,7 +388,7 @@ Directive Parser::parse_loc(Token name) {
 }
 
 Directive Parser::parse_file(Token name) {
-  Directive d{name.text, {}, {}, name.loc};
+  Directive d{name.text, {}, {}, name.loc, {}};
   Building<Text> args(words_);
   if (peek().kind != Tok::integer) {
     error_at(peek(), fmt::format("expected a file number after .file, found {}", unexpected(peek())));
@@ -408,10 +412,10 @@ Directive Parser::parse_file(Token name) {
 
 // .section .debug_info { .b32 12 ... label: ... } — kept as one text per line.
 Directive Parser::parse_section(Token name) {
-  Directive d{name.text, {}, {}, name.loc};
+  Directive d{name.text, {}, {}, name.loc, {}};
   {
     Building<Text> args(words_);
-    while (!at_eof() && !peek().is('{')) args.push(take().text);
+    while (!at_eof() && !peek().is('{')) args.push(take_word());
     d.args = args.finish(arena_);
   }
   if (!expect('{', "to open the .section body")) {
@@ -444,13 +448,14 @@ Directive Parser::parse_section(Token name) {
   }
   flush();
   d.body = body.finish(arena_);
+  d.end = peek().loc;
   expect('}', "to close the .section body");
   return d;
 }
 
 Directive Parser::parse_perf_directive(Token name) {
   if (name.text == ".pragma") return parse_words_until_semicolon(name);
-  Directive d{name.text, {}, {}, name.loc};
+  Directive d{name.text, {}, {}, name.loc, {}};
   Building<Text> args(words_);
   while (peek().kind == Tok::integer || peek().is(',')) args.push(take().text);
   d.args = args.finish(arena_);
@@ -463,11 +468,21 @@ void Parser::parse_attribute_words(Building<Text>& words) {
   if (!peek().is('(')) return;
   int depth = 0;
   while (!at_eof()) {
-    Token t = take();
-    words.push(t.text);
-    if (t.is('(')) ++depth;
-    if (t.is(')') && --depth == 0) break;
+    bool open = peek().is('('), close = peek().is(')');
+    words.push(take_word());
+    if (open) ++depth;
+    if (close && --depth == 0) break;
   }
+}
+
+// One word of a directive kept as its words. An @@DWARF line runs to the end of its line, so
+// it cannot be one of them (ptxas calls it a syntax error).
+Text Parser::take_word() {
+  Token t = take();
+  if (t.kind == Tok::raw)
+    error_at(t, "unexpected @@DWARF line inside a directive",
+             "@@DWARF lines belong at module level or in a .section body");
+  return t.text;
 }
 
 // Linkage words are accepted among the specifiers only where `linkage` is given (not in
@@ -601,8 +616,9 @@ List<VarDecl> Parser::parse_param_list() {
   return params.finish(arena_);
 }
 
-void Parser::parse_function(Building<TopItem>& items, Building<Text>& linkage) {
+void Parser::parse_function(Building<TopItem>& items, Building<Text>& linkage, SourceLoc start) {
   Function f;
+  f.start = start;
   f.linkage = linkage.finish(arena_);
   f.is_entry = take().text == ".entry";
   if (peek().is_dir(".attribute")) {
@@ -661,7 +677,8 @@ Block Parser::parse_block(int depth) {
   take();  // {
   Building<Statement> stmts(statements_);
   while (!at_eof() && !stopped_) {
-    if (accept('}')) {
+    if (peek().is('}')) {
+      b.end = take().loc;
       b.stmts = stmts.finish(arena_);
       return b;
     }
@@ -987,6 +1004,7 @@ Module parse(std::string_view text, Diagnostics& diags, const ParseOptions& opts
   Module m;
   // The module keeps its own copy of the source: every name in the tree is a view into it.
   Text source = m.keep(text);
+  m.source = source;
   Parser p(m, source, diags, opts);
   p.run();
   return m;

@@ -122,6 +122,31 @@ TEST(Parser, SectionLinesKeepTheirTextWhicheverWayTheyAreRead) {
                                              ".b64 $L__func_begin0+12", ".b8 \"str\""}));
 }
 
+// A line that begins with a lone carriage return (old Mac line ends) keeps the text from its
+// first token, as it does when read token by token; before, the plain-line path kept the \r and
+// the printed module parsed back to a different line.
+TEST(Parser, SectionLineAfterACarriageReturnStartsAtItsFirstToken) {
+  const char* text = ".version 8.0\n.target sm_90\n.section .debug_info\n{\n.b8 1\n\r.b8 2\n}\n";
+  Module m = parse_ok(text);
+  auto& d = std::get<Directive>(m.items.back().node);
+  std::vector<std::string> lines(d.body.begin(), d.body.end());
+  EXPECT_EQ(lines, (std::vector<std::string>{".b8 1", ".b8 2"}));
+  expect_round_trip(text);
+}
+
+// An @@DWARF line runs to the end of its line, so inside a directive's words it would swallow
+// the words after it when printed; ptxas calls it a syntax error there.
+TEST(Parser, DwarfLineInsideADirectiveIsAnError) {
+  for (const char* text : {".section .debug_str @@DWARF x\n y {\n}\n", ".pragma @@DWARF x\n;\n",
+                           ".global .attribute(\n@@DWARF x\n) .b32 v;\n"}) {
+    Diagnostics d;
+    parse(text, d);
+    ASSERT_EQ(d.error_count(), 1u) << text;
+    EXPECT_EQ(d.list()[0].message, "unexpected @@DWARF line inside a directive");
+  }
+  expect_round_trip("@@DWARF .byte 1, 2\n.version 8.0\n");  // at module level it stays a line of its own
+}
+
 TEST(Parser, ErrorsInsideASectionAreReportedOnTheirLine) {
   Diagnostics d;
   parse(".version 8.0\n.target sm_90\n.section .debug_info\n{\n.b8 1,2\n.b8 3,4\n.b8 5,1abc\n.b8 6 \xff\n}\n", d);

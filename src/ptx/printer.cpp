@@ -1,5 +1,7 @@
 #include "ptx/printer.h"
 
+#include <cstring>
+
 #include <fmt/format.h>
 
 namespace ptxforge::ptx {
@@ -15,7 +17,9 @@ void print_expr(std::string& out, const Expr& e) {
     case Expr::Kind::unary: out += e.text; print_expr(out, e.args[0]); return;
     case Expr::Kind::binary:
       print_expr(out, e.args[0]);
-      out += e.text;
+      // "a%b" would lex back as a and the register %b (ptxas reads it so too).
+      if (e.text == "%") out += " % ";
+      else out += e.text;
       print_expr(out, e.args[1]);
       return;
     case Expr::Kind::ternary:
@@ -71,8 +75,79 @@ void print_words(std::string& out, const List<Text>& words) {
   }
 }
 
-void print_directive(std::string& out, const Directive& d, const std::string& indent) {
-  if (d.name == "@@DWARF") {
+bool loc_before(SourceLoc a, SourceLoc b) { return a.line < b.line || (a.line == b.line && a.col < b.col); }
+bool known(SourceLoc l) { return l.line != 0; }
+
+// Puts a module's comments back among the printed lines. Every printed line comes from a node
+// with a source location (nodes a rewrite added have none): the comments before that location
+// go on lines of their own above it, and those that followed code on a source line go at the
+// end of the line printed from it. Section body lines have no locations, but their texts are
+// views into the module's source, so their place in it is known.
+class CommentPlacer {
+ public:
+  CommentPlacer(std::string& out, const Module* m) : out_(out) {
+    if (m) comments_ = m->comments, source_ = m->source;
+  }
+
+  // The comments before `loc`, each on a line of its own.
+  void above(SourceLoc loc, std::string_view indent) {
+    if (!known(loc)) return;
+    while (pending() && loc_before(peek().loc, loc)) put_own_line(indent);
+  }
+  // The comments that followed code before `next` (the source location of the next printed
+  // line; unknown: only those on `from`'s own line), at the end of the line printed from `from`.
+  void at_end(SourceLoc from, SourceLoc next) {
+    if (!known(from)) return;
+    while (pending() && !peek().own_line &&
+           (known(next) ? loc_before(peek().loc, next) : peek().loc.line == from.line))
+      if (!put_trailing()) break;
+  }
+  // The same for a section body line, whose place is where its text starts in the source.
+  void above(Text line, std::string_view indent) {
+    if (!in_source(line)) return;
+    while (pending() && peek().text.data() < line.data()) put_own_line(indent);
+  }
+  void at_end(Text line) {
+    if (!in_source(line)) return;
+    const char* end = line.data() + line.size();
+    while (pending() && peek().text.data() < end) ++next_;  // comments inside the line's text stay there
+    while (pending() && !peek().own_line && !std::memchr(end, '\n', static_cast<size_t>(peek().text.data() - end)))
+      if (!put_trailing()) break;
+  }
+  // Whatever is left: comments after the last node, or in a module with no nodes.
+  void rest() {
+    while (pending()) put_own_line("");
+  }
+
+ private:
+  bool pending() const { return next_ < comments_.size(); }
+  const Comment& peek() const { return comments_[next_]; }
+  bool in_source(Text t) const {
+    return pending() && !source_.empty() && t.data() >= source_.data() && t.data() <= source_.data() + source_.size();
+  }
+  void put_own_line(std::string_view indent) {
+    out_ += indent;
+    out_ += comments_[next_++].text;
+    out_ += '\n';
+  }
+  // Appends the next comment to the current line; false once a line comment has ended it.
+  bool put_trailing() {
+    Text t = comments_[next_++].text;
+    out_ += ' ';
+    out_ += t;
+    return !t.starts_with("//");
+  }
+
+  std::string& out_;
+  List<Comment> comments_;
+  Text source_;
+  size_t next_ = 0;
+};
+
+void print_directive(std::string& out, const Directive& d, const std::string& indent, CommentPlacer& c,
+                     SourceLoc next) {
+  c.above(d.loc, indent);
+  if (d.name == "@@DWARF") {  // the line runs to its end: nothing may follow it
     out += indent;
     out += d.args[0];
     out += '\n';
@@ -85,10 +160,7 @@ void print_directive(std::string& out, const Directive& d, const std::string& in
       out += i ? ", " : " ";
       out += d.args[i];
     }
-    out += '\n';
-    return;
-  }
-  if (!d.args.empty()) {
+  } else if (!d.args.empty()) {
     out += ' ';
     print_words(out, d.args);
   }
@@ -96,14 +168,21 @@ void print_directive(std::string& out, const Directive& d, const std::string& in
                          d.name == ".calltargets" || d.name == ".alias";
   if (needs_semicolon) out += ';';
   if (d.name == ".section") {
+    c.at_end(d.loc, {});
     out += "\n" + indent + "{\n";
+    std::string inner = indent + "\t";
     for (auto& line : d.body) {
-      out += indent;
-      out += '\t';
+      c.above(line, inner);
+      out += inner;
       out += line;
+      c.at_end(line);
       out += '\n';
     }
+    c.above(d.end, inner);
     out += indent + "}";
+    c.at_end(d.end, next);
+  } else {
+    c.at_end(d.loc, next);
   }
   out += '\n';
 }
@@ -161,46 +240,85 @@ void print_instruction(std::string& out, const Instruction& ins) {
   out += ';';
 }
 
-void print_block(std::string& out, const Block& b, const std::string& indent) {
-  out += indent.substr(0, indent.size() - 1) + "{\n";
-  for (auto& s : b.stmts) {
+// Where a statement's printed line comes from: a guarded instruction begins at its guard.
+SourceLoc statement_loc(const Statement& s) {
+  return std::visit(
+      [](auto& n) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(n)>, Instruction>) return n.guard ? n.guard->loc : n.loc;
+        else return n.loc;
+      },
+      s.node);
+}
+
+// `indent` is the statements'; braces and labels go one tab out.
+void print_block(std::string& out, const Block& b, const std::string& indent, CommentPlacer& c, SourceLoc next) {
+  std::string outer = indent.substr(0, indent.size() - 1);
+  c.above(b.loc, outer);
+  out += outer + "{";
+  c.at_end(b.loc, b.stmts.empty() ? b.end : statement_loc(b.stmts[0]));
+  out += '\n';
+  for (size_t i = 0; i < b.stmts.size(); ++i) {
+    const Statement& s = b.stmts[i];
+    SourceLoc loc = statement_loc(s);
+    SourceLoc after = i + 1 < b.stmts.size() ? statement_loc(b.stmts[i + 1]) : b.end;
     std::visit(
         [&](auto& n) {
           using T = std::decay_t<decltype(n)>;
-          if constexpr (std::is_same_v<T, Instruction>) {
-            out += indent;
-            print_instruction(out, n);
-            out += '\n';
-          } else if constexpr (std::is_same_v<T, Label>) {
-            out.append(indent, 0, indent.size() - 1);
-            out += n.name;
-            out += ":\n";
-          } else if constexpr (std::is_same_v<T, VarDecl>) {
-            out += indent;
-            print_var_decl(out, n);
-            out += ";\n";
-          } else if constexpr (std::is_same_v<T, Directive>) {
-            print_directive(out, n, indent);
+          if constexpr (std::is_same_v<T, Directive>) {
+            print_directive(out, n, indent, c, after);
           } else if constexpr (std::is_same_v<T, Block>) {
-            print_block(out, n, indent + "\t");
+            print_block(out, n, indent + "\t", c, after);
+          } else {
+            c.above(loc, indent);
+            if constexpr (std::is_same_v<T, Instruction>) {
+              out += indent;
+              print_instruction(out, n);
+            } else if constexpr (std::is_same_v<T, Label>) {
+              out += outer;
+              out += n.name;
+              out += ':';
+            } else {
+              out += indent;
+              print_var_decl(out, n);
+              out += ';';
+            }
+            c.at_end(loc, after);
+            out += '\n';
           }
         },
         s.node);
   }
-  out += indent.substr(0, indent.size() - 1) + "}\n";
+  c.above(b.end, indent);
+  out += outer + "}";
+  c.at_end(b.end, next);
+  out += '\n';
 }
 
-void print_param_list(std::string& out, const List<VarDecl>& params, bool multiline) {
-  out += "(";
+void print_param_list(std::string& out, const List<VarDecl>& params, bool multiline, CommentPlacer& c,
+                      SourceLoc next) {
+  if (!multiline) {  // comments inside go after the line
+    out += "(";
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (i) out += ", ";
+      print_var_decl(out, params[i]);
+    }
+    out += ")";
+    return;
+  }
+  out += "(\n";
   for (size_t i = 0; i < params.size(); ++i) {
-    out += multiline ? "\n\t" : (i ? " " : "");
+    c.above(params[i].loc, "\t");
+    out += '\t';
     print_var_decl(out, params[i]);
     if (i + 1 < params.size()) out += ",";
+    c.at_end(params[i].loc, i + 1 < params.size() ? params[i + 1].loc : next);
+    out += '\n';
   }
-  out += multiline && !params.empty() ? "\n)" : ")";
+  out += ")";
 }
 
-void print_function(std::string& out, const Function& f) {
+void print_function(std::string& out, const Function& f, CommentPlacer& c, SourceLoc next) {
+  c.above(known(f.start) ? f.start : f.loc, "");
   for (auto& l : f.linkage) {
     out += l;
     out += ' ';
@@ -210,20 +328,33 @@ void print_function(std::string& out, const Function& f) {
     out += ' ';
     print_words(out, f.attrs);
   }
+  // Where the line after the header comes from.
+  SourceLoc after_header = !f.perf.empty() ? f.perf[0].loc : f.body ? f.body->loc : next;
   if (f.has_ret_list) {
     out += ' ';
-    print_param_list(out, f.rets, false);
+    print_param_list(out, f.rets, false, c, after_header);
   }
   out += ' ';
   out += f.name;
-  if (f.has_param_list) print_param_list(out, f.params, f.params.size() > 1);
+  if (f.has_param_list) print_param_list(out, f.params, f.params.size() > 1, c, after_header);
+  c.at_end(f.loc, after_header);
   out += '\n';
-  for (auto& p : f.perf) print_directive(out, p, "");
+  for (size_t i = 0; i < f.perf.size(); ++i)
+    print_directive(out, f.perf[i], "", c, i + 1 < f.perf.size() ? f.perf[i + 1].loc : f.body ? f.body->loc : next);
   if (f.body) {
-    print_block(out, *f.body, "\t");
+    print_block(out, *f.body, "\t", c, next);
   } else {
     out += ";\n";
   }
+}
+
+SourceLoc item_loc(const TopItem& it) {
+  return std::visit(
+      [](auto& n) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(n)>, Function>) return known(n.start) ? n.start : n.loc;
+        else return n.loc;
+      },
+      it.node);
 }
 
 }  // namespace
@@ -254,31 +385,37 @@ std::string print(const VarDecl& d) {
 
 std::string print(const Directive& d) {
   std::string s;
-  print_directive(s, d, "");
+  CommentPlacer none(s, nullptr);
+  print_directive(s, d, "", none, {});
   return s;
 }
 
 std::string print(const Module& m) {
   std::string out;
-  const TopItem* prev = nullptr;
-  for (auto& it : m.items) {
+  CommentPlacer c(out, &m);
+  for (size_t i = 0; i < m.items.size(); ++i) {
+    const TopItem& it = m.items[i];
     bool is_func = std::holds_alternative<Function>(it.node);
-    if (prev && (is_func || std::holds_alternative<Function>(prev->node))) out += '\n';
+    if (i > 0 && (is_func || std::holds_alternative<Function>(m.items[i - 1].node))) out += '\n';
+    SourceLoc next = i + 1 < m.items.size() ? item_loc(m.items[i + 1]) : SourceLoc{};
     std::visit(
         [&](auto& n) {
           using T = std::decay_t<decltype(n)>;
           if constexpr (std::is_same_v<T, Directive>) {
-            print_directive(out, n, "");
+            print_directive(out, n, "", c, next);
           } else if constexpr (std::is_same_v<T, VarDecl>) {
+            c.above(n.loc, "");
             print_var_decl(out, n);
-            out += ";\n";
+            out += ';';
+            c.at_end(n.loc, next);
+            out += '\n';
           } else {
-            print_function(out, n);
+            print_function(out, n, c, next);
           }
         },
         it.node);
-    prev = &it;
   }
+  c.rest();
   return out;
 }
 

@@ -37,7 +37,7 @@ void set_directive(Module& m, std::string_view name, const std::vector<std::stri
           d && (d->name == ".version" || (name == ".address_size" && d->name == ".target")))
         pos = i + 1;
   std::vector<TopItem> items(m.items.begin(), m.items.end());
-  items.insert(items.begin() + static_cast<std::ptrdiff_t>(pos), TopItem{Directive{m.keep(name), words, {}, {}}});
+  items.insert(items.begin() + static_cast<std::ptrdiff_t>(pos), TopItem{Directive{m.keep(name), words, {}, {}, {}}});
   m.items = m.keep(items);
 }
 

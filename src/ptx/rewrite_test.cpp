@@ -66,5 +66,27 @@ TEST(Rewrite, PtxVersionTooLowForAnInstruction) {
   EXPECT_EQ(d.list()[0].check_id, "needs-version");
 }
 
+// The harness reads a candidate's launch from its comment lines, so header rewrites keep them
+// (and every other comment) where they were.
+TEST(Rewrite, LaunchCommentsSurviveRetargetAndAddHeader) {
+  const std::string launch =
+      "// @launch grid=(ceil_div(n, 256), 1, 1) block=(256, 1, 1) smem=0\n"
+      "// @scratch tmp bytes=1024\n";
+  const std::string body = ".visible .entry k() // the kernel\n{\n\tret; // done\n}\n";
+
+  Module snippet = parse_ok(launch + body);
+  HeaderChange add;
+  add.add_header = true;
+  Diagnostics d;
+  ASSERT_TRUE(rewrite_header(snippet, add, d));
+  EXPECT_EQ(print(snippet), ".version 6.3\n.target sm_75\n.address_size 64\n\n" + launch + body);
+
+  Module full = parse_ok(launch + ".version 8.0 // old\n.target sm_80\n.address_size 64\n\n" + body);
+  HeaderChange retarget;
+  retarget.target = "sm_90a";
+  ASSERT_TRUE(rewrite_header(full, retarget, d));
+  EXPECT_EQ(print(full), launch + ".version 8.0 // old\n.target sm_90a\n.address_size 64\n\n" + body);
+}
+
 }  // namespace
 }  // namespace ptxforge::ptx

@@ -225,6 +225,14 @@ TEST(Validator, HeaderProblems) {
   EXPECT_EQ(r.diags.list()[0].check_id, "bad-target");
 }
 
+// ptxas rejects every module without .version and .target ("Missing .version directive"),
+// even one of bare directives such as a stray .section, or an empty file.
+TEST(Validator, HeaderRequiredWithoutCode) {
+  EXPECT_THAT(ids(".section .debug_str\n{\n.b8 1\n}\n"), ElementsAre("missing-version", "missing-target"));
+  EXPECT_THAT(ids(""), ElementsAre("empty-input"));  // one clear error, not two header errors
+  EXPECT_THAT(ids("// a comment\n.version 8.0\n"), ElementsAre("missing-target"));
+}
+
 TEST(Validator, MissingCvtaWarning) {
   std::string body = "ld.param.u64 %rd1, [p];\nmov.u32 %r1, %tid.x;\nmul.wide.u32 %rd2, %r1, 4;\n"
                      "add.s64 %rd3, %rd1, %rd2;\nld.global.f32 %f1, [%rd3];";

@@ -1,4 +1,5 @@
-// ptxforge fmt: canonical PTX, optionally with a rewritten header.
+// ptxforge fmt: canonical PTX, optionally with a rewritten header. Comments are kept where they
+// were: a candidate's launch spec lives in its `// @launch` lines.
 #include <iostream>
 
 #include "cli_parse.h"
@@ -10,7 +11,8 @@
 namespace ptxforge::cli {
 
 int cmd_fmt(const std::vector<std::string>& args) {
-  CLI::App app("Print canonical PTX; optionally retarget it, change its .version, or add a missing header", "fmt");
+  CLI::App app("Print canonical PTX (comments kept); optionally retarget it, change its .version, or add a missing "
+               "header", "fmt");
   std::string file, retarget, version, output;
   bool add_header = false, in_place = false;
   app.add_option("file", file, "PTX file ('-' for stdin)")->required();
@@ -21,6 +23,12 @@ int cmd_fmt(const std::vector<std::string>& args) {
   app.add_option("-o,--output", output, "write here instead of stdout");
   app.add_flag("-i,--in-place", in_place, "rewrite the file itself");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
+  auto usage_error = [](std::string_view msg) {
+    std::cerr << "ptxforge fmt: " << msg << "\nrun 'ptxforge help fmt' for usage\n";
+    return kExitUsage;
+  };
+  if (in_place && !output.empty()) return usage_error("-i rewrites the file itself; give -i or -o, not both");
+  if (in_place && file == "-") return usage_error("-i needs a file: standard input cannot be rewritten in place");
 
   auto text = read_input(file);
   if (!text) {
