@@ -10,7 +10,7 @@
 #include "agent/extract.h"
 #include "agent/feedback.h"
 #include "agent/hardware.h"
-#include "gpu/driver.h"
+#include "gpu/worker.h"
 #include "llm/cache.h"
 #include "toolchain/nvrtc.h"
 #include "toolchain/ptxas.h"
@@ -35,13 +35,13 @@ RoundSummary summarize(const eval::RunRecord& r) {
   RoundSummary s;
   s.verdict = r.verdict();
   for (auto& st : r.stages)
-    if (st.status == eval::StageStatus::failed && s.stage.empty()) s.stage = st.name;
+    if (st.status == eval::StageStatus::failed && s.stage.empty()) s.stage = eval::to_string(st.id);
   s.extracted = true;
   s.passed = r.passed;
   s.gpu_verified = r.gpu_verified;
-  const eval::StageResult* a = r.find_stage("assemble");
+  const eval::StageResult* a = r.find_stage(eval::StageId::assemble);
   s.assembled = a && a->status == eval::StageStatus::passed;
-  const eval::StageResult* v = r.find_stage("verify");
+  const eval::StageResult* v = r.find_stage(eval::StageId::verify);
   s.no_gpu = v && v->status == eval::StageStatus::skipped;
   std::vector<double> vs_ref, vs_lib;
   if (r.time)
@@ -258,7 +258,7 @@ void write_outputs(const CompileOptions& o, CompileResult& res, const std::vecto
                       {"gpu_verified", r.gpu_verified}, {"speedup_vs_nvcc", r.speedup_vs_nvcc},
                       {"speedup_vs_library", r.speedup_vs_library}, {"registers", r.registers}, {"spill_bytes", r.spill_bytes},
                       {"prompt_tokens", r.prompt_tokens}, {"completion_tokens", r.completion_tokens}, {"cached", r.cached}});
-  json report = {{"session", o.out}, {"task", o.task_dir}, {"model", o.model}, {"status", res.status},
+  json report = {{"session", o.out}, {"task", o.task_dir}, {"model", o.model}, {"status", res.status_text()},
                  {"options", json::parse(session_options_json(o))}, {"rounds", rounds}, {"prompt_tokens", res.prompt_tokens},
                  {"completion_tokens", res.completion_tokens}};
   if (o.prices.known) report["cost_usd"] = res.cost_usd;
@@ -285,7 +285,14 @@ Result<CompileResult> run_session(const CompileOptions& o, const ProviderFactory
                                   std::optional<bool> gpu_present) {
   auto task = task::load_task(o.task_dir);
   if (!task) return task.error();
-  auto hw = find_hardware(o.hardware_profile);
+  // The GPU's facts come from a worker (this process never loads the driver), asked only when
+  // the hardware or the resume check needs them.
+  std::optional<Result<gpu::DeviceInfo>> device;
+  auto ask_gpu = [&]() -> const Result<gpu::DeviceInfo>& {
+    if (!device) device = gpu::ask_device_info(worker_argv);
+    return *device;
+  };
+  auto hw = o.hardware_profile.empty() ? find_hardware("", ask_gpu()) : find_hardware(o.hardware_profile, Error{"not asked"});
   if (!hw) return hw.error();
   std::vector<KnowledgeDoc> knowledge;
   if (o.prompt.knowledge >= KnowledgeLevel::templates) {
@@ -296,7 +303,7 @@ Result<CompileResult> run_session(const CompileOptions& o, const ProviderFactory
     knowledge = std::move(*k);
   }
   llm::ResponseCache cache(o.cache ? cache_dir() + "/llm" : "");
-  bool gpu_here = gpu_present ? *gpu_present : gpu::device_info().ok();
+  bool gpu_here = gpu_present ? *gpu_present : ask_gpu().ok();
   Shared sh{o, *task, *hw, knowledge, cache, make, worker_argv, gpu_here, {}};
   std::vector<Trajectory> trajectories;
   for (int k = 1; k <= o.samples; ++k)
@@ -325,11 +332,12 @@ Result<CompileResult> run_session(const CompileOptions& o, const ProviderFactory
     if (!t.pending.empty()) pending = t.pending;
     if (!t.stopped.empty()) stopped = t.stopped;
   }
-  if (res.best && res.best->passed) res.status = "verified";
-  else if (!pending.empty()) res.status = "pending";
-  else if (!stopped.empty()) res.status = "stopped: " + stopped;
-  else if (res.best && res.best->assembled && res.best->no_gpu) res.status = "assembled, NOT verified on a GPU";
-  else res.status = "not verified";
+  if (res.best && res.best->passed) res.status = SessionStatus::verified;
+  else if (!pending.empty()) res.status = SessionStatus::pending;
+  else if (!stopped.empty()) res.status = SessionStatus::stopped;
+  else if (res.best && res.best->assembled && res.best->no_gpu) res.status = SessionStatus::assembled_not_verified;
+  else res.status = SessionStatus::not_verified;
+  if (res.status == SessionStatus::stopped) res.stop_reason = stopped;
   res.pending_message = pending;
   write_outputs(o, res, trajectories);
   return res;
@@ -339,6 +347,11 @@ Result<CompileResult> run_session(const CompileOptions& o, const ProviderFactory
 
 bool needs_gpu_reverify(const RoundSummary& saved, bool gpu_here) {
   return gpu_here && saved.no_gpu && saved.assembled && !saved.gpu_verified;
+}
+
+std::string CompileResult::status_text() const {
+  if (status == SessionStatus::stopped) return fmt::format("{}: {}", to_string(status), stop_reason);
+  return std::string(to_string(status));
 }
 
 std::string CompileResult::summary() const {
@@ -355,7 +368,7 @@ std::string CompileResult::summary() const {
   }
   out += fmt::format("tokens: {} prompt, {} completion{}\n", prompt_tokens, completion_tokens,
                      cost_usd > 0 ? fmt::format(", ${:.4f}", cost_usd) : "");
-  out += fmt::format("status: {}\n", status);
+  out += fmt::format("status: {}\n", status_text());
   if (!pending_message.empty()) out += "next: " + pending_message + "\n";
   if (best) out += fmt::format("files: {0}/best.ptx {0}/best.cubin {0}/report.json {0}/transcript.md\n", session);
   return out;

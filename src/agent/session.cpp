@@ -20,6 +20,27 @@ namespace ptxforge::agent {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+namespace {
+constexpr std::pair<SessionStatus, std::string_view> kSessionStatuses[] = {
+    {SessionStatus::verified, "verified"},
+    {SessionStatus::assembled_not_verified, "assembled, NOT verified on a GPU"},
+    {SessionStatus::not_verified, "not verified"},
+    {SessionStatus::pending, "pending"},
+    {SessionStatus::stopped, "stopped"}};
+}  // namespace
+
+std::string_view to_string(SessionStatus s) {
+  for (auto& [status, name] : kSessionStatuses)
+    if (status == s) return name;
+  return "?";
+}
+
+std::optional<SessionStatus> session_status_from_string(std::string_view s) {
+  for (auto& [status, name] : kSessionStatuses)
+    if (name == s) return status;
+  return std::nullopt;
+}
+
 bool file_exists(const std::string& path) {
   std::error_code ec;
   return std::filesystem::exists(path, ec);
@@ -265,7 +286,7 @@ Result<CompileOptions> session_options_from(std::string_view text, const std::st
 Status validate_options(const CompileOptions& o) {
   auto t = task::load_task(o.task_dir);
   if (!t) return t.error();
-  if (auto hw = find_hardware(o.hardware_profile); !hw) return hw.error();
+  if (auto s = check_hardware_profile(o.hardware_profile); !s) return s.error();
   for (const std::string* arch : {&o.prompt.arch, &o.run.arch}) {
     if (arch->empty()) continue;
     auto t = ptx::Target::parse(*arch);

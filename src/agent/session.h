@@ -23,6 +23,12 @@ namespace ptxforge::agent {
 
 struct CompileOptions;
 
+// Where a session stands. report.json and the summary spell it as to_string does (a stopped
+// session adds its reason: "stopped: ...").
+enum class SessionStatus { verified, assembled_not_verified, not_verified, pending, stopped };
+std::string_view to_string(SessionStatus s);
+std::optional<SessionStatus> session_status_from_string(std::string_view s);
+
 // The summary of one evaluated round, enough to pick the best and to resume.
 struct RoundSummary {
   int round = 0;         // 1-based

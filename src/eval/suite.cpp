@@ -35,7 +35,7 @@ TaskValidation validate_task(Pipeline& pipeline, const task::Task& t, bool time)
   opts.time = time;
   v.run = pipeline.run(t, t.dir + "/solution.ptx", opts);
   if (!v.run.gpu_verified) {
-    const StageResult* verify = v.run.find_stage("verify");
+    const StageResult* verify = v.run.find_stage(StageId::verify);
     v.no_gpu = verify && verify->status == StageStatus::skipped;
     return v;
   }
