@@ -10,6 +10,7 @@
 
 #include "agent/compile.h"
 #include "agent/hardware.h"
+#include "agent/session_layout.h"
 #include "ptx/target.h"
 #include "task/task_spec.h"
 #include "util/paths.h"
@@ -46,24 +47,23 @@ bool file_exists(const std::string& path) {
   return std::filesystem::exists(path, ec);
 }
 
-std::string round_dir(const std::string& trajectory_dir, int round) { return fmt::format("{}/round-{:02}", trajectory_dir, round); }
 
 Status save_messages(const std::string& dir, const std::vector<llm::Message>& msgs) {
   json j = json::array();
   for (auto& m : msgs) j.push_back({{"role", m.role}, {"content", m.content}});
-  if (auto s = write_file(dir + "/messages.json", j.dump(1)); !s) return s;
-  return write_file(dir + "/prompt.md", render_conversation(msgs));
+  if (auto s = write_file(layout::messages(dir), j.dump(1)); !s) return s;
+  return write_file(layout::prompt(dir), render_conversation(msgs));
 }
 
 Result<std::vector<llm::Message>> load_messages(const std::string& dir) {
-  auto text = read_file(dir + "/messages.json");
+  auto text = read_file(layout::messages(dir));
   if (!text) return text.error();
   try {
     std::vector<llm::Message> out;
     for (auto& m : json::parse(*text)) out.push_back({m.at("role"), m.at("content")});
     return out;
   } catch (const std::exception& e) {
-    return Error{fmt::format("{}/messages.json is damaged: {}", dir, e.what())};
+    return Error{fmt::format("{} is damaged: {}", layout::messages(dir), e.what())};
   }
 }
 
@@ -91,11 +91,11 @@ Status save_round(const std::string& dir, const RoundSummary& s) {
             {"completion_tokens", s.completion_tokens},
             {"cached", s.cached},
             {"candidate", std::filesystem::path(s.candidate).filename().string()}};  // relative: sessions move
-  return write_file(dir + "/round.json", j.dump(2));
+  return write_file(layout::summary(dir), j.dump(2));
 }
 
 std::optional<RoundSummary> load_round(const std::string& dir) {
-  auto text = read_file(dir + "/round.json");
+  auto text = read_file(layout::summary(dir));
   if (!text) return std::nullopt;
   try {
     json j = json::parse(*text);
@@ -255,7 +255,7 @@ std::string session_options_json(const CompileOptions& o) {
 
 Result<CompileOptions> session_options_from(std::string_view text, const std::string& session_dir) {
   auto damaged = [&](const std::string& why) {
-    return Error{fmt::format("{}/session.json is damaged: {}", session_dir, why)};
+    return Error{fmt::format("{} is damaged: {}", layout::session_options(session_dir), why)};
   };
   try {
     json j = json::parse(text);
