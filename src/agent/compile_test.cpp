@@ -84,6 +84,8 @@ TEST_F(CompileTest, BrokenThenFixedFeedsTheDiagnosticsBack) {
     EXPECT_TRUE(fs::exists(dir_ + f)) << f;
   auto report = read_file(dir_ + "/report.json");
   EXPECT_NE(report->find("\"gpu_verified\": false"), std::string::npos);
+  EXPECT_NE(report->find("\"status\": \"assembled, NOT verified on a GPU\""), std::string::npos) << "report.json keeps its spelling";
+  EXPECT_NE(read_file(dir_ + "/round-01/round.json")->find("\"stage\": \"check\""), std::string::npos);
   EXPECT_NE(r->summary().find("NOT verified on a GPU"), std::string::npos);
 }
 
@@ -176,6 +178,19 @@ TEST_F(CompileTest, TranslateModeShowsTheCudaSourceAndSamplesRunApart) {
   EXPECT_NE(prompt->find("extern \"C\" __global__ void vector_add_ref"), std::string::npos);
   EXPECT_NE(prompt->find("Compile this CUDA kernel to PTX"), std::string::npos);
   EXPECT_TRUE(fs::exists(dir_ + "/sample-2/round-01/round.json"));
+}
+
+TEST(SessionStatus, SpelledOnceBothWaysAsReportJsonHasThem) {
+  for (auto st : {SessionStatus::verified, SessionStatus::assembled_not_verified, SessionStatus::not_verified,
+                  SessionStatus::pending, SessionStatus::stopped})
+    EXPECT_EQ(session_status_from_string(to_string(st)), st);
+  EXPECT_EQ(to_string(SessionStatus::assembled_not_verified), "assembled, NOT verified on a GPU");
+  CompileResult r;
+  r.status = SessionStatus::stopped;
+  r.stop_reason = "OPENAI_API_KEY is not set";
+  EXPECT_EQ(r.status_text(), "stopped: OPENAI_API_KEY is not set");
+  EXPECT_NE(r.summary().find("status: stopped: OPENAI_API_KEY is not set"), std::string::npos);
+  EXPECT_FALSE(session_status_from_string("done").has_value());
 }
 
 TEST_F(CompileTest, SavedOptionsComeBackWhole) {
