@@ -180,6 +180,7 @@ StageResult verify(StageContext& ctx) {
 StageResult sanitize(StageContext& ctx) {
   auto tool = find_cuda_tool("compute-sanitizer");
   if (!tool) return result(StageStatus::skipped, "compute-sanitizer is not installed");
+  if (ctx.worker_argv.empty()) return result(StageStatus::skipped, "no worker process to run under compute-sanitizer");
   gpu::Job job = *ctx.job;
   job.held_back = false;  // once, on the shown sizes: the sanitizer slows kernels 10-100x
   job.seeds = 1;
@@ -189,7 +190,7 @@ StageResult sanitize(StageContext& ctx) {
     if (std::string(which) == "racecheck" && !ctx.task.racecheck) continue;
     std::string log = ctx.work_dir + "/" + which + ".log";
     std::vector<std::string> argv = {*tool, "--tool", which, "--log-file", log, "--print-limit", "20"};
-    for (auto& a : gpu::default_worker_argv()) argv.push_back(a);
+    for (auto& a : ctx.worker_argv) argv.push_back(a);
     gpu::WorkerClient sanitized(argv);
     gpu::Outcome out = sanitized.run(job, timeout);
     auto text = read_file(log);
@@ -313,7 +314,7 @@ StageResult& place(RunRecord& r, StageId id) {
 }  // namespace
 
 Pipeline::Pipeline(std::vector<std::string> worker_argv)
-    : client_(std::make_unique<gpu::WorkerClient>(std::move(worker_argv))), runner_(*client_) {}
+    : worker_argv_(worker_argv), client_(std::make_unique<gpu::WorkerClient>(std::move(worker_argv))), runner_(*client_) {}
 Pipeline::Pipeline(gpu::JobRunner& runner) : runner_(runner) {}
 Pipeline::~Pipeline() = default;
 
@@ -346,7 +347,8 @@ RunRecord Pipeline::run(const task::Task& task, const std::string& candidate_pat
     return r;
   }
   work_.emplace(std::move(*made));
-  StageContext ctx{task, opts, runner_, work_->path(), r, {}, std::nullopt, std::chrono::steady_clock::now(), {}, false};
+  StageContext ctx{task, opts, runner_, worker_argv_, work_->path(), r, {}, std::nullopt, std::chrono::steady_clock::now(),
+                   {}, false};
   ctx.candidate.path = candidate_path;
   bool stopped = false;
   for (const Stage& st : stage_table()) {

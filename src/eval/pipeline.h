@@ -39,6 +39,7 @@ class Pipeline {
  private:
   std::string pick_arch(const RunOptions& opts);
 
+  std::vector<std::string> worker_argv_;       // empty when a runner was given
   std::unique_ptr<gpu::WorkerClient> client_;  // the worker, unless a runner was given
   gpu::JobRunner& runner_;
   StageHooks hooks_;

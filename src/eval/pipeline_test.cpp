@@ -237,6 +237,29 @@ TEST_F(PipelineTest, ATimingThatFailsItsReverifyFailsTheTimeStage) {
   EXPECT_EQ(r.verdict(), "FAILED at time: after timing, a launch with fresh inputs on 'small' failed");
 }
 
+TEST_F(PipelineTest, SanitizeIsListedAfterVerifyOnlyWhenAskedFor) {
+  gpu::FakeWorker gpu;
+  gpu.answer = healthy_gpu;
+  Pipeline p(gpu);
+  RunOptions opts;
+  opts.sanitize = true;
+  RunRecord r = p.run(task_, kRoot + "/tasks/level1/vector_add/solution.ptx", opts);
+  std::vector<std::string> order;
+  for (auto& s : r.stages) order.push_back(std::string(to_string(s.id)));
+  EXPECT_EQ(order, (std::vector<std::string>{"check", "assemble", "verify", "sanitize", "time", "prove"}));
+  EXPECT_EQ(r.find_stage(StageId::sanitize)->status, StageStatus::skipped) << "a fake worker is no process to sanitize";
+  EXPECT_TRUE(r.passed) << "a skipped stage fails nothing";
+  EXPECT_EQ(nlohmann::json::parse(render_report_json(r))["stages"][3]["name"], "sanitize");
+
+  gpu.answer = [](const gpu::Job& job) {
+    gpu::Outcome o = healthy_gpu(job);
+    if (o.verify) o.verify->cases[0].pass = false;
+    return o;
+  };
+  r = p.run(task_, kRoot + "/tasks/level1/vector_add/solution.ptx", opts);
+  EXPECT_EQ(r.find_stage(StageId::sanitize), nullptr) << "after a failed verify, sanitize does not run and is not listed";
+}
+
 TEST(StageIds, SpelledOnceBothWays) {
   for (auto& st : stage_table()) EXPECT_EQ(stage_id_from_string(to_string(st.id)), st.id);
   EXPECT_EQ(stage_table().size(), 6u);

@@ -32,6 +32,7 @@ struct StageContext {
   const task::Task& task;
   const RunOptions& opts;
   gpu::JobRunner& worker;
+  std::vector<std::string> worker_argv;  // how the worker is started (sanitize starts one under the sanitizer); empty for a fake
   std::string work_dir;  // this run's scratch folder: the PTX of a .cu, the cubin, sanitizer logs
   RunRecord& record;
   Candidate candidate;
