@@ -5,6 +5,21 @@
 
 namespace ptxforge::eval {
 
+std::string_view to_string(ValidationStatus s) {
+  switch (s) {
+    case ValidationStatus::passed: return "passed";
+    case ValidationStatus::failed: return "failed";
+    case ValidationStatus::not_verified: return "not_verified";
+    case ValidationStatus::invalid: return "invalid";
+  }
+  return "?";
+}
+
+ValidationStatus TaskValidation::status() const {
+  if (!run.gpu_verified) return no_gpu ? ValidationStatus::not_verified : ValidationStatus::failed;
+  return ok() ? ValidationStatus::passed : ValidationStatus::failed;
+}
+
 TrivialAudit audit_trivial_cases(const std::vector<gpu::CaseResult>& cases, const std::string& library) {
   TrivialAudit a;
   std::map<std::string, std::pair<int, int>> kinds;  // kind -> (size sets, size sets rejecting it)
