@@ -10,7 +10,8 @@
 #include "agent/extract.h"
 #include "agent/feedback.h"
 #include "agent/hardware.h"
-#include "gpu/driver.h"
+#include "agent/session_layout.h"
+#include "gpu/worker.h"
 #include "llm/cache.h"
 #include "toolchain/nvrtc.h"
 #include "toolchain/ptxas.h"
@@ -35,13 +36,13 @@ RoundSummary summarize(const eval::RunRecord& r) {
   RoundSummary s;
   s.verdict = r.verdict();
   for (auto& st : r.stages)
-    if (st.status == eval::StageStatus::failed && s.stage.empty()) s.stage = st.name;
+    if (st.status == eval::StageStatus::failed && s.stage.empty()) s.stage = eval::to_string(st.id);
   s.extracted = true;
   s.passed = r.passed;
   s.gpu_verified = r.gpu_verified;
-  const eval::StageResult* a = r.find_stage("assemble");
+  const eval::StageResult* a = r.find_stage(eval::StageId::assemble);
   s.assembled = a && a->status == eval::StageStatus::passed;
-  const eval::StageResult* v = r.find_stage("verify");
+  const eval::StageResult* v = r.find_stage(eval::StageId::verify);
   s.no_gpu = v && v->status == eval::StageStatus::skipped;
   std::vector<double> vs_ref, vs_lib;
   if (r.time)
@@ -94,7 +95,7 @@ struct Trajectory {
     eval::Pipeline pipeline(sh.worker_argv);
     std::vector<llm::Message> msgs;
     for (int r = 1; r <= sh.o.rounds; ++r) {
-      std::string d = round_dir(dir, r);
+      std::string d = layout::round(dir, r);
       std::error_code ec;
       fs::create_directories(d, ec);
       std::optional<RoundSummary> saved = load_round(d);  // evaluated before (a resumed session)
@@ -106,7 +107,7 @@ struct Trajectory {
       }
       // Not evaluated yet, or only assembled where there was no GPU and now there is one:
       // evaluate the saved reply (the model is not asked again).
-      if (file_exists(d + "/messages.json")) {
+      if (file_exists(layout::messages(d))) {
         auto m = load_messages(d);
         if (!m) {
           stopped = m.error().message;
@@ -129,7 +130,7 @@ struct Trajectory {
       }
       RoundSummary sum;
       std::string reply;
-      if (auto saved_reply = read_file(d + "/reply.md")) {
+      if (auto saved_reply = read_file(layout::reply(d))) {
         reply = *saved_reply;
         if (saved) {  // re-verified: the round's usage was counted when it was asked
           sum.prompt_tokens = saved->prompt_tokens;
@@ -141,7 +142,7 @@ struct Trajectory {
         auto res = llm::complete_cached(**provider, req, sh.cache);
         if (!res) {
           stopped = res.error().message;
-          (void)write_file(d + "/error.txt", stopped + "\n");
+          (void)write_file(layout::error(d), stopped + "\n");
           return;
         }
         if (res->pending) {
@@ -152,8 +153,8 @@ struct Trajectory {
         sum.prompt_tokens = res->usage.prompt_tokens;
         sum.completion_tokens = res->usage.completion_tokens;
         sum.cached = res->from_cache;
-        (void)write_file(d + "/reply.md", reply);
-        (void)write_file(d + "/reply.json", json({{"prompt_tokens", res->usage.prompt_tokens},
+        (void)write_file(layout::reply(d), reply);
+        (void)write_file(layout::reply_usage(d), json({{"prompt_tokens", res->usage.prompt_tokens},
                                                   {"completion_tokens", res->usage.completion_tokens},
                                                   {"cached", res->from_cache},
                                                   {"seconds", res->seconds},
@@ -169,14 +170,14 @@ struct Trajectory {
         s.stage = "extract";
         sum = merge(s, sum);
       } else {
-        std::string path = d + (ex->kind == Extracted::cuda ? "/candidate.cu" : "/candidate.ptx");
+        std::string path = layout::candidate(d, ex->kind == Extracted::cuda);
         (void)write_file(path, ex->code);
         eval::RunRecord record;
         {
           std::lock_guard<std::mutex> lock(sh.gpu);
           record = pipeline.run(sh.task, path, sh.o.run);
         }
-        (void)write_file(d + "/result.json", eval::render_report_json(record));
+        (void)write_file(layout::result(d), eval::render_report_json(record));
         feedback = feedback_for(sh.task, record, sh.hw);
         if (!ex->notes.empty()) {
           std::string notes;
@@ -189,7 +190,7 @@ struct Trajectory {
       }
       sum.round = r;
       sum.sample = sample;
-      (void)write_file(d + "/feedback.md", feedback);
+      (void)write_file(layout::feedback(d), feedback);
       (void)save_round(d, sum);
       rounds.push_back(sum);
       if (done(sum)) return;
@@ -208,10 +209,10 @@ struct Trajectory {
   // The conversation after round d: what was sent, the reply, the feedback.
   bool next_messages(const std::string& d, std::vector<llm::Message>& msgs) {
     auto m = load_messages(d);
-    auto reply = read_file(d + "/reply.md");
-    auto fb = read_file(d + "/feedback.md");
+    auto reply = read_file(layout::reply(d));
+    auto fb = read_file(layout::feedback(d));
     if (!m || !reply || !fb) {
-      stopped = fmt::format("{} is incomplete (messages.json, reply.md or feedback.md missing)", d);
+      stopped = fmt::format("{} is incomplete (one of {}, {}, {} is missing)", d, layout::messages(d), layout::reply(d), layout::feedback(d));
       return false;
     }
     msgs = *m;
@@ -235,7 +236,8 @@ std::string describe_round(const RoundSummary& s) {
   return fmt::format("{}{}", s.verdict.size() > 110 ? s.verdict.substr(0, 107) + "..." : s.verdict, perf);
 }
 
-// best.ptx / best.cubin / report.json / transcript.md for the session.
+// The session's outputs: the best candidate (PTX, cubin, and the .cu it came from), the report
+// and the transcript (agent/session_layout.h names them).
 void write_outputs(const CompileOptions& o, CompileResult& res, const std::vector<Trajectory>& trajectories) {
   if (res.best && !res.best->candidate.empty()) {
     bool cuda = ends_with(res.best->candidate, ".cu");
@@ -243,13 +245,13 @@ void write_outputs(const CompileOptions& o, CompileResult& res, const std::vecto
     if (text) {
       std::string ptx = *text;
       if (cuda) {
-        (void)write_file(o.out + "/best.cu", *text);
+        (void)write_file(layout::best_cu(o.out), *text);
         if (auto c = toolchain::compile_cuda_to_ptx(*text, "best.cu", o.prompt.arch)) ptx = c->ptx;
       }
-      (void)write_file(o.out + "/best.ptx", ptx);
+      (void)write_file(layout::best_ptx(o.out), ptx);
       toolchain::AssembleOptions ao;
       ao.arch = o.prompt.arch;
-      if (auto a = toolchain::assemble(ptx, ao); a && a->ok) (void)write_file(o.out + "/best.cubin", a->cubin);
+      if (auto a = toolchain::assemble(ptx, ao); a && a->ok) (void)write_file(layout::best_cubin(o.out), a->cubin);
     }
   }
   json rounds = json::array();
@@ -258,34 +260,41 @@ void write_outputs(const CompileOptions& o, CompileResult& res, const std::vecto
                       {"gpu_verified", r.gpu_verified}, {"speedup_vs_nvcc", r.speedup_vs_nvcc},
                       {"speedup_vs_library", r.speedup_vs_library}, {"registers", r.registers}, {"spill_bytes", r.spill_bytes},
                       {"prompt_tokens", r.prompt_tokens}, {"completion_tokens", r.completion_tokens}, {"cached", r.cached}});
-  json report = {{"session", o.out}, {"task", o.task_dir}, {"model", o.model}, {"status", res.status},
+  json report = {{"session", o.out}, {"task", o.task_dir}, {"model", o.model}, {"status", res.status_text()},
                  {"options", json::parse(session_options_json(o))}, {"rounds", rounds}, {"prompt_tokens", res.prompt_tokens},
                  {"completion_tokens", res.completion_tokens}};
   if (o.prices.known) report["cost_usd"] = res.cost_usd;
   if (res.best) report["best"] = {{"sample", res.best->sample}, {"round", res.best->round}, {"verdict", res.best->verdict},
                                   {"gpu_verified", res.best->gpu_verified}, {"speedup_vs_nvcc", res.best->speedup_vs_nvcc},
                                   {"speedup_vs_library", res.best->speedup_vs_library}};
-  (void)write_file(o.out + "/report.json", report.dump(2));
+  (void)write_file(layout::report(o.out), report.dump(2));
   std::string transcript = fmt::format("# Session {}\n\nTask `{}`, model `{}`.\n\n", o.out, o.task_dir, o.model);
   for (auto& t : trajectories) {
     for (auto& r : t.rounds) {
-      std::string d = round_dir(t.dir, r.round);
+      std::string d = layout::round(t.dir, r.round);
       transcript += fmt::format("## {}round {}: {}\n\n", o.samples > 1 ? fmt::format("sample {}, ", t.sample) : "", r.round, r.verdict);
       if (r.round == 1)
         if (auto m = load_messages(d))
           for (auto& msg : *m) transcript += fmt::format("### {}\n\n{}\n\n", msg.role, msg.content);
-      if (auto reply = read_file(d + "/reply.md")) transcript += "### assistant\n\n" + *reply + "\n\n";
-      if (auto fb = read_file(d + "/feedback.md")) transcript += "### feedback\n\n" + *fb + "\n\n";
+      if (auto reply = read_file(layout::reply(d))) transcript += "### assistant\n\n" + *reply + "\n\n";
+      if (auto fb = read_file(layout::feedback(d))) transcript += "### feedback\n\n" + *fb + "\n\n";
     }
   }
-  (void)write_file(o.out + "/transcript.md", transcript);
+  (void)write_file(layout::transcript(o.out), transcript);
 }
 
 Result<CompileResult> run_session(const CompileOptions& o, const ProviderFactory& make, const std::vector<std::string>& worker_argv,
                                   std::optional<bool> gpu_present) {
   auto task = task::load_task(o.task_dir);
   if (!task) return task.error();
-  auto hw = find_hardware(o.hardware_profile);
+  // The GPU's facts come from a worker (this process never loads the driver), asked only when
+  // the hardware or the resume check needs them.
+  std::optional<Result<gpu::DeviceInfo>> device;
+  auto ask_gpu = [&]() -> const Result<gpu::DeviceInfo>& {
+    if (!device) device = gpu::ask_device_info(worker_argv);
+    return *device;
+  };
+  auto hw = o.hardware_profile.empty() ? find_hardware("", ask_gpu()) : find_hardware(o.hardware_profile, Error{"not asked"});
   if (!hw) return hw.error();
   std::vector<KnowledgeDoc> knowledge;
   if (o.prompt.knowledge >= KnowledgeLevel::templates) {
@@ -296,11 +305,11 @@ Result<CompileResult> run_session(const CompileOptions& o, const ProviderFactory
     knowledge = std::move(*k);
   }
   llm::ResponseCache cache(o.cache ? cache_dir() + "/llm" : "");
-  bool gpu_here = gpu_present ? *gpu_present : gpu::device_info().ok();
+  bool gpu_here = gpu_present ? *gpu_present : ask_gpu().ok();
   Shared sh{o, *task, *hw, knowledge, cache, make, worker_argv, gpu_here, {}};
   std::vector<Trajectory> trajectories;
   for (int k = 1; k <= o.samples; ++k)
-    trajectories.push_back({sh, k, o.samples == 1 ? o.out : fmt::format("{}/sample-{}", o.out, k), {}, "", ""});
+    trajectories.push_back({sh, k, layout::trajectory(o.out, k, o.samples), {}, "", ""});
   if (trajectories.size() == 1) {
     trajectories[0].run();
   } else {
@@ -325,11 +334,12 @@ Result<CompileResult> run_session(const CompileOptions& o, const ProviderFactory
     if (!t.pending.empty()) pending = t.pending;
     if (!t.stopped.empty()) stopped = t.stopped;
   }
-  if (res.best && res.best->passed) res.status = "verified";
-  else if (!pending.empty()) res.status = "pending";
-  else if (!stopped.empty()) res.status = "stopped: " + stopped;
-  else if (res.best && res.best->assembled && res.best->no_gpu) res.status = "assembled, NOT verified on a GPU";
-  else res.status = "not verified";
+  if (res.best && res.best->passed) res.status = SessionStatus::verified;
+  else if (!pending.empty()) res.status = SessionStatus::pending;
+  else if (!stopped.empty()) res.status = SessionStatus::stopped;
+  else if (res.best && res.best->assembled && res.best->no_gpu) res.status = SessionStatus::assembled_not_verified;
+  else res.status = SessionStatus::not_verified;
+  if (res.status == SessionStatus::stopped) res.stop_reason = stopped;
   res.pending_message = pending;
   write_outputs(o, res, trajectories);
   return res;
@@ -339,6 +349,11 @@ Result<CompileResult> run_session(const CompileOptions& o, const ProviderFactory
 
 bool needs_gpu_reverify(const RoundSummary& saved, bool gpu_here) {
   return gpu_here && saved.no_gpu && saved.assembled && !saved.gpu_verified;
+}
+
+std::string CompileResult::status_text() const {
+  if (status == SessionStatus::stopped) return fmt::format("{}: {}", to_string(status), stop_reason);
+  return std::string(to_string(status));
 }
 
 std::string CompileResult::summary() const {
@@ -355,27 +370,29 @@ std::string CompileResult::summary() const {
   }
   out += fmt::format("tokens: {} prompt, {} completion{}\n", prompt_tokens, completion_tokens,
                      cost_usd > 0 ? fmt::format(", ${:.4f}", cost_usd) : "");
-  out += fmt::format("status: {}\n", status);
+  out += fmt::format("status: {}\n", status_text());
   if (!pending_message.empty()) out += "next: " + pending_message + "\n";
-  if (best) out += fmt::format("files: {0}/best.ptx {0}/best.cubin {0}/report.json {0}/transcript.md\n", session);
+  if (best)
+    out += fmt::format("files: {} {} {} {}\n", layout::best_ptx(session), layout::best_cubin(session), layout::report(session),
+                       layout::transcript(session));
   return out;
 }
 
 Result<CompileResult> compile(const CompileOptions& o, const ProviderFactory& make, const std::vector<std::string>& worker_argv) {
   // Everything is checked before the folder is made: a mistyped option leaves nothing behind.
   if (auto s = validate_options(o); !s) return s.error();
-  if (file_exists(o.out + "/session.json"))
+  if (file_exists(layout::session_options(o.out)))
     return Error{fmt::format("{} already holds a session; continue it with --resume {}", o.out, o.out)};
   std::error_code ec;
   fs::create_directories(o.out, ec);
   if (ec) return Error{fmt::format("cannot create the session folder {}: {}", o.out, ec.message())};
-  if (auto s = write_file(o.out + "/session.json", session_options_json(o)); !s) return s.error();
+  if (auto s = write_file(layout::session_options(o.out), session_options_json(o)); !s) return s.error();
   return run_session(o, make, worker_argv, std::nullopt);
 }
 
 Result<CompileResult> resume(const std::string& dir, const ProviderFactory& make, const std::vector<std::string>& worker_argv,
                              std::optional<bool> gpu_present) {
-  auto text = read_file(dir + "/session.json");
+  auto text = read_file(layout::session_options(dir));
   if (!text) return Error{fmt::format("{} is not a session folder: {}", dir, text.error().message)};
   auto o = session_options_from(*text, dir);
   if (!o) return o.error();

@@ -38,7 +38,9 @@ struct CompileOptions {
 
 struct CompileResult {
   std::string session;
-  std::string status;  // "verified", "assembled, NOT verified on a GPU", "not verified", "pending", "stopped: ..."
+  SessionStatus status = SessionStatus::not_verified;
+  std::string stop_reason;  // why a stopped session stopped
+  std::string status_text() const;  // "verified", ..., "stopped: <reason>"
   std::vector<RoundSummary> rounds;  // every round of every sample, in order
   std::optional<RoundSummary> best;
   long prompt_tokens = 0, completion_tokens = 0;

@@ -74,7 +74,7 @@ TEST_F(CompileTest, BrokenThenFixedFeedsTheDiagnosticsBack) {
   ASSERT_EQ(r->rounds.size(), 2u);
   EXPECT_EQ(r->rounds[0].stage, "check");
   EXPECT_TRUE(r->rounds[1].assembled);
-  EXPECT_EQ(r->status, "assembled, NOT verified on a GPU") << "without a GPU nothing is called verified";
+  EXPECT_EQ(r->status, SessionStatus::assembled_not_verified) << "without a GPU nothing is called verified";
   auto second = read_file(dir_ + "/round-02/messages.json");
   ASSERT_TRUE(second.ok());
   EXPECT_NE(second->find("register '%w' is not declared"), std::string::npos) << "round 2 must see round 1's diagnostics";
@@ -84,6 +84,8 @@ TEST_F(CompileTest, BrokenThenFixedFeedsTheDiagnosticsBack) {
     EXPECT_TRUE(fs::exists(dir_ + f)) << f;
   auto report = read_file(dir_ + "/report.json");
   EXPECT_NE(report->find("\"gpu_verified\": false"), std::string::npos);
+  EXPECT_NE(report->find("\"status\": \"assembled, NOT verified on a GPU\""), std::string::npos) << "report.json keeps its spelling";
+  EXPECT_NE(read_file(dir_ + "/round-01/round.json")->find("\"stage\": \"check\""), std::string::npos);
   EXPECT_NE(r->summary().find("NOT verified on a GPU"), std::string::npos);
 }
 
@@ -101,24 +103,24 @@ TEST_F(CompileTest, ManualStopsAndResumesFromTheWrittenReply) {
   auto o = options("manual");
   auto r = compile(o, llm::make_provider, no_gpu_worker());
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->status, "pending");
+  EXPECT_EQ(r->status, SessionStatus::pending);
   EXPECT_TRUE(fs::exists(dir_ + "/round-01/prompt.md"));
   EXPECT_NE(r->pending_message.find(dir_ + "/round-01/reply.md"), std::string::npos);
   // Resuming before a reply is written waits again, without damage.
   r = resume(dir_, llm::make_provider, no_gpu_worker());
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->status, "pending");
+  EXPECT_EQ(r->status, SessionStatus::pending);
   ASSERT_TRUE(write_file(dir_ + "/round-01/reply.md", fenced(broken_)).ok());
   r = resume(dir_, llm::make_provider, no_gpu_worker());
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->rounds.size(), 1u);
-  EXPECT_EQ(r->status, "pending") << "round 2 waits for its reply";
+  EXPECT_EQ(r->status, SessionStatus::pending) << "round 2 waits for its reply";
   EXPECT_NE(read_file(dir_ + "/round-02/prompt.md")->find("is not declared"), std::string::npos);
   ASSERT_TRUE(write_file(dir_ + "/round-02/reply.md", fenced(solution_)).ok());
   r = resume(dir_, llm::make_provider, no_gpu_worker());
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->rounds.size(), 2u);
-  EXPECT_EQ(r->status, "assembled, NOT verified on a GPU");
+  EXPECT_EQ(r->status, SessionStatus::assembled_not_verified);
 }
 
 TEST_F(CompileTest, ResumeAfterACrashBeforeEvaluationDoesNotAskTheModelAgain) {
@@ -133,7 +135,7 @@ TEST_F(CompileTest, ResumeAfterACrashBeforeEvaluationDoesNotAskTheModelAgain) {
   auto r = resume(dir_, refusing, no_gpu_worker());
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->rounds.size(), 2u);
-  EXPECT_EQ(r->status.find("asked again"), std::string::npos) << r->status;
+  EXPECT_EQ(r->status_text().find("asked again"), std::string::npos) << r->status_text();
   EXPECT_TRUE(fs::exists(dir_ + "/round-02/round.json"));
   EXPECT_TRUE(r->rounds[1].assembled);
 }
@@ -142,13 +144,13 @@ TEST_F(CompileTest, ProviderFailureKeepsTheSessionAndResumeContinues) {
   auto o = options("replay:" + replay_file({fenced(broken_)}));  // only one reply: round 2 fails
   auto r = compile(o, llm::make_provider, no_gpu_worker());
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->status.rfind("stopped: replay:", 0), 0u) << r->status;
+  EXPECT_EQ(r->status_text().rfind("stopped: replay:", 0), 0u) << r->status_text();
   EXPECT_TRUE(fs::exists(dir_ + "/round-02/error.txt"));
   write_replies({fenced(broken_), fenced(solution_)});  // the "model" is back
   r = resume(dir_, llm::make_provider, no_gpu_worker());
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->rounds.size(), 2u);
-  EXPECT_EQ(r->status, "assembled, NOT verified on a GPU");
+  EXPECT_EQ(r->status, SessionStatus::assembled_not_verified);
 }
 
 TEST_F(CompileTest, MissingKeyIsAClearStopAndTheSessionStays) {
@@ -159,7 +161,7 @@ TEST_F(CompileTest, MissingKeyIsAClearStopAndTheSessionStays) {
   auto r = compile(options("openai:gpt-test"), llm::make_provider, no_gpu_worker());
   if (had) setenv("OPENAI_API_KEY", saved.c_str(), 1);
   ASSERT_TRUE(r.ok());
-  EXPECT_NE(r->status.find("OPENAI_API_KEY is not set"), std::string::npos) << r->status;
+  EXPECT_NE(r->status_text().find("OPENAI_API_KEY is not set"), std::string::npos) << r->status_text();
   EXPECT_TRUE(fs::exists(dir_ + "/session.json"));
   EXPECT_FALSE(compile(options("manual"), llm::make_provider, no_gpu_worker()).ok()) << "a second start in the same folder";
 }
@@ -176,6 +178,19 @@ TEST_F(CompileTest, TranslateModeShowsTheCudaSourceAndSamplesRunApart) {
   EXPECT_NE(prompt->find("extern \"C\" __global__ void vector_add_ref"), std::string::npos);
   EXPECT_NE(prompt->find("Compile this CUDA kernel to PTX"), std::string::npos);
   EXPECT_TRUE(fs::exists(dir_ + "/sample-2/round-01/round.json"));
+}
+
+TEST(SessionStatus, SpelledOnceBothWaysAsReportJsonHasThem) {
+  for (auto st : {SessionStatus::verified, SessionStatus::assembled_not_verified, SessionStatus::not_verified,
+                  SessionStatus::pending, SessionStatus::stopped})
+    EXPECT_EQ(session_status_from_string(to_string(st)), st);
+  EXPECT_EQ(to_string(SessionStatus::assembled_not_verified), "assembled, NOT verified on a GPU");
+  CompileResult r;
+  r.status = SessionStatus::stopped;
+  r.stop_reason = "OPENAI_API_KEY is not set";
+  EXPECT_EQ(r.status_text(), "stopped: OPENAI_API_KEY is not set");
+  EXPECT_NE(r.summary().find("status: stopped: OPENAI_API_KEY is not set"), std::string::npos);
+  EXPECT_FALSE(session_status_from_string("done").has_value());
 }
 
 TEST_F(CompileTest, SavedOptionsComeBackWhole) {
@@ -221,13 +236,13 @@ TEST_F(CompileTest, ASessionResumesAfterItAndItsTaskMove) {
   o.out = from + "/session";
   auto r = compile(o, llm::make_provider, no_gpu_worker());
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->status, "pending");
+  EXPECT_EQ(r->status, SessionStatus::pending);
   EXPECT_EQ(read_file(from + "/session/session.json")->find(from), std::string::npos) << "the task is saved relative to the session";
   fs::rename(from, to);  // another machine, another place
   ASSERT_TRUE(write_file(to + "/session/round-01/reply.md", fenced(solution_)).ok());
   r = resume(to + "/session", llm::make_provider, no_gpu_worker(), false);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->status, "assembled, NOT verified on a GPU");
+  EXPECT_EQ(r->status, SessionStatus::assembled_not_verified);
   EXPECT_TRUE(fs::exists(to + "/session/best.ptx"));
   // The saved round finds its candidate in its new place too.
   r = resume(to + "/session", llm::make_provider, no_gpu_worker(), false);
@@ -287,7 +302,7 @@ TEST_F(CompileTest, ResumingWhereThereIsAGpuVerifiesRoundsOnlyAssembledWithoutOn
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(fs::exists(starts)) << "a GPU here: the assembled round is verified again";
   ASSERT_EQ(r->rounds.size(), 1u) << "from the saved reply, without asking the model";
-  EXPECT_EQ(r->status.find("asked again"), std::string::npos) << r->status;
+  EXPECT_EQ(r->status_text().find("asked again"), std::string::npos) << r->status_text();
 }
 
 }  // namespace

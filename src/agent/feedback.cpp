@@ -50,7 +50,9 @@ std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Ha
   const eval::StageResult* failed = nullptr;
   for (auto& s : r.stages)
     if (s.status == eval::StageStatus::failed && !failed) failed = &s;
-  out += fmt::format("Result: {}\n\n", r.verdict());
+  // Held-back size sets are never named to the model: every verdict, failure and case below
+  // carries a flag saying so, and is printed here in its model form.
+  out += fmt::format("Result: {}\n\n", r.verdict(eval::Audience::model));
   // 1. What must be fixed first: diagnostics (front end, then ptxas) on the lines of the module.
   if (r.diagnostics.error_count() > 0) {
     SourceText src("candidate.ptx", r.source_text);
@@ -58,13 +60,16 @@ std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Ha
     for (auto& d : r.diagnostics.list())
       if (d.severity == Severity::error && errors.list().size() < 15) errors.add(d);
     out += "## Errors\n" + render_text(errors, src) + "\n";
-  } else if (failed && (failed->name == "check" || failed->name == "assemble")) {
-    out += fmt::format("## Problem\n{}\n\n", failed->summary);
+  } else if (failed && (failed->id == eval::StageId::check || failed->id == eval::StageId::assemble)) {
+    out += fmt::format("## Problem\n{}\n\n", failed->text(eval::Audience::model));
   }
   // 2. The GPU's verdict.
-  if (r.failure && r.failure->kind != "driver")
-    out += fmt::format("## Runtime failure ({})\n{}{}\n\n", r.failure->kind, r.failure->message,
-                       r.failure->where.empty() ? "" : " — " + r.failure->where);
+  if (r.failure && r.failure->kind != gpu::FailureKind::driver) {
+    std::string where = r.failure->held_back ? " — on a held-back size (not shown to you)"
+                        : r.failure->where.empty() ? ""
+                                                   : " — " + r.failure->where;
+    out += fmt::format("## Runtime failure ({})\n{}{}\n\n", gpu::to_string(r.failure->kind), r.failure->message, where);
+  }
   if (r.verify) {
     int shown = 0;
     for (auto& c : r.verify->cases) {
@@ -117,12 +122,6 @@ std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Ha
     for (auto& d : r.diagnostics.list())
       if (d.severity == Severity::warning && warnings.list().size() < 5) warnings.add(d);
     out += "## Warnings\n" + render_text(warnings, src) + "\n";
-  }
-  // Held-back size sets are never named to the model (verdicts, fault locations, mismatches).
-  for (auto& set : t.sizes) {
-    if (set.shown) continue;
-    for (std::string named : {fmt::format("size set '{}' (held back)", set.name), fmt::format("size set '{}'", set.name)})
-      for (size_t at; (at = out.find(named)) != std::string::npos;) out.replace(at, named.size(), "a held-back size");
   }
   if (r.passed) out += "The kernel is correct. Make it faster if you can, keeping it correct; answer with the complete module.";
   else out += kAskAgain;

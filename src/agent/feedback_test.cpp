@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 
 #include "agent/feedback.h"
+#include "eval/pipeline.h"
+#include "gpu/fake_worker.h"
 #include "task/task_spec.h"
+#include "util/paths.h"
 
 namespace ptxforge::agent {
 namespace {
@@ -10,8 +13,12 @@ TEST(Feedback, WrongResultsPerformanceAndTheHeldBackSizesStayHidden) {
   task::Task t = *task::load_task(std::string(PTXFORGE_SOURCE_DIR) + "/tasks/level1/vector_add");
   Hardware hw = *find_hardware("h200");
   eval::RunRecord r;
-  r.stage("check").status = eval::StageStatus::passed;
-  r.stage("verify") = {"verify", eval::StageStatus::failed, "size set 'odd' (held back), seed 1: ...", 0};
+  r.stage(eval::StageId::check).status = eval::StageStatus::passed;
+  eval::StageResult& verify = r.stage(eval::StageId::verify);
+  verify.status = eval::StageStatus::failed;
+  verify.summary = "size set 'odd' (held back), seed 1: ...";
+  verify.held_back = true;
+  verify.model_summary = "a held-back size, seed 1: ...";
   gpu::VerifyReport v;
   gpu::CaseResult c;
   c.size_set = "odd";
@@ -32,6 +39,18 @@ TEST(Feedback, WrongResultsPerformanceAndTheHeldBackSizesStayHidden) {
   EXPECT_EQ(fb.find("odd"), std::string::npos) << "the held-back set's name and sizes are not revealed";
   EXPECT_NE(fb.find("3 of 1000003 elements wrong"), std::string::npos);
   EXPECT_NE(fb.find("hint: 3 elements were never written"), std::string::npos);
+  EXPECT_NE(fb.find("Result: FAILED at verify: a held-back size, seed 1: ..."), std::string::npos) << fb;
+
+  // A fault on a held-back size: the failure's flag keeps its place out of the feedback.
+  r.verify.reset();
+  r.failure = gpu::Failure{gpu::FailureKind::fault, "CUDA_ERROR_ILLEGAL_ADDRESS (700)", "size set 'odd', seed 1", true};
+  fb = feedback_for(t, r, hw);
+  EXPECT_NE(fb.find("## Runtime failure (fault)\nCUDA_ERROR_ILLEGAL_ADDRESS (700) — on a held-back size (not shown to you)"),
+            std::string::npos) << fb;
+  EXPECT_EQ(fb.find("odd"), std::string::npos) << fb;
+  r.failure->held_back = false;
+  r.failure->where = "size set 'small', seed 1";
+  EXPECT_NE(feedback_for(t, r, hw).find("— size set 'small', seed 1"), std::string::npos) << "shown sizes are named";
 
   eval::RunRecord fast;
   fast.passed = true;
@@ -48,6 +67,44 @@ TEST(Feedback, WrongResultsPerformanceAndTheHeldBackSizesStayHidden) {
   EXPECT_NE(fb.find("large: 0.0630 ms; nvcc's kernel 0.0650 ms (1.03x)"), std::string::npos) << fb;
   EXPECT_NE(fb.find("GB/s = 66% of the 4814 GB/s peak"), std::string::npos) << fb;  // 12 B x 16M / 63 us
   EXPECT_LE(feedback_for(t, fast, hw, 100).size(), 160u) << "capped";
+}
+
+// The pipeline's own records, through a fake worker whose GPU fails on held-back sizes: the
+// feedback never names them, whichever way the failure came.
+TEST(Feedback, TheModelNeverSeesAHeldBackSizeSetOfARealRecord) {
+  if (!find_cuda_tool("ptxas") || !find_cuda_tool("nvcc")) GTEST_SKIP() << "needs ptxas and nvcc";
+  std::string root = PTXFORGE_SOURCE_DIR;
+  task::Task t = *task::load_task(root + "/tasks/level1/vector_add");
+  Hardware hw = *find_hardware("h200");
+  for (bool fault : {false, true}) {
+    gpu::FakeWorker gpu;
+    gpu.answer = [&](const gpu::Job& job) {
+      gpu::Outcome o;
+      if (job.kind != gpu::JobKind::verify) {
+        o.failure = gpu::Failure{gpu::FailureKind::driver, "no GPU", ""};
+        return o;
+      }
+      if (fault) {
+        o.failure = gpu::Failure{gpu::FailureKind::fault, "CUDA_ERROR_ILLEGAL_ADDRESS (700)", "size set 'tiny', seed 3", true};
+        return o;
+      }
+      gpu::VerifyReport v;
+      gpu::CaseResult c;
+      c.size_set = "tiny";
+      c.shown = false;
+      c.seed = 3;
+      c.problems.push_back("guard after 'c' was overwritten");
+      v.cases.push_back(c);
+      o.verify = v;
+      return o;
+    };
+    eval::Pipeline p(gpu);
+    eval::RunRecord r = p.run(t, root + "/tasks/level1/vector_add/solution.ptx", {});
+    ASSERT_NE(r.verdict().find("tiny"), std::string::npos) << "a person is told: " << r.verdict();
+    std::string fb = feedback_for(t, r, hw);
+    EXPECT_EQ(fb.find("tiny"), std::string::npos) << fb;
+    EXPECT_NE(fb.find("held-back size"), std::string::npos) << fb;
+  }
 }
 
 }  // namespace

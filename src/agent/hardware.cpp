@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "gpu/driver.h"
+#include "gpu/worker.h"
 
 namespace ptxforge::agent {
 
@@ -41,9 +41,16 @@ std::string Hardware::describe() const {
       shared_per_block_optin_kb, registers_per_sm, max_threads_per_block, peak_fp32_tflops());
 }
 
-Result<Hardware> find_hardware(const std::string& profile) {
+Status check_hardware_profile(const std::string& profile) {
+  if (profile.empty() || profile == "h200") return ok_status();
+  return Error{fmt::format("unknown hardware profile '{}'; known: h200", profile)};
+}
+
+Result<Hardware> find_hardware(const std::string& profile, const Result<gpu::DeviceInfo>& gpu) {
+  if (auto s = check_hardware_profile(profile); !s) return s.error();
   if (profile.empty()) {
-    if (auto info = gpu::device_info()) {
+    if (gpu) {
+      const gpu::DeviceInfo* info = &*gpu;
       Hardware h;
       h.name = info->name;
       h.source = "read from the GPU";
@@ -63,8 +70,12 @@ Result<Hardware> find_hardware(const std::string& profile) {
     }
     return h200();
   }
-  if (profile == "h200") return h200();
-  return Error{fmt::format("unknown hardware profile '{}'; known: h200", profile)};
+  return h200();
+}
+
+Result<Hardware> find_hardware(const std::string& profile) {
+  if (!profile.empty()) return find_hardware(profile, Error{"not asked"});
+  return find_hardware(profile, gpu::ask_device_info());
 }
 
 }  // namespace ptxforge::agent

@@ -1,11 +1,12 @@
-// The hardware a prompt describes and feedback measures against: read from the GPU when
-// there is one, else a named profile (`h200`). Peak bandwidth and FP32 throughput are
+// The hardware a prompt describes and feedback measures against: the GPU's facts (from the
+// worker) when there is one, else a named profile (`h200`). Peak bandwidth and FP32 throughput are
 // derived from the same figures (memory clock x bus width x 2; SMs x 128 FMA x 2 x clock).
 #pragma once
 
 #include <optional>
 #include <string>
 
+#include "gpu/measurement.h"
 #include "util/result.h"
 
 namespace ptxforge::agent {
@@ -25,7 +26,12 @@ struct Hardware {
   std::string describe() const;  // the prompt's hardware section
 };
 
-// "" = the GPU if present, else h200; otherwise a profile name.
+// "" = the GPU whose facts `gpu` holds (asked of the worker: this process never loads the
+// driver), else h200; otherwise a profile name.
+Result<Hardware> find_hardware(const std::string& profile, const Result<gpu::DeviceInfo>& gpu);
+// The same, asking a worker for the GPU's facts when `profile` is "".
 Result<Hardware> find_hardware(const std::string& profile);
+// Whether `profile` names hardware ("" or a known profile), without asking anything.
+Status check_hardware_profile(const std::string& profile);
 
 }  // namespace ptxforge::agent

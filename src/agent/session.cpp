@@ -10,6 +10,7 @@
 
 #include "agent/compile.h"
 #include "agent/hardware.h"
+#include "agent/session_layout.h"
 #include "ptx/target.h"
 #include "task/task_spec.h"
 #include "util/paths.h"
@@ -20,29 +21,49 @@ namespace ptxforge::agent {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+namespace {
+constexpr std::pair<SessionStatus, std::string_view> kSessionStatuses[] = {
+    {SessionStatus::verified, "verified"},
+    {SessionStatus::assembled_not_verified, "assembled, NOT verified on a GPU"},
+    {SessionStatus::not_verified, "not verified"},
+    {SessionStatus::pending, "pending"},
+    {SessionStatus::stopped, "stopped"}};
+}  // namespace
+
+std::string_view to_string(SessionStatus s) {
+  for (auto& [status, name] : kSessionStatuses)
+    if (status == s) return name;
+  return "?";
+}
+
+std::optional<SessionStatus> session_status_from_string(std::string_view s) {
+  for (auto& [status, name] : kSessionStatuses)
+    if (name == s) return status;
+  return std::nullopt;
+}
+
 bool file_exists(const std::string& path) {
   std::error_code ec;
   return std::filesystem::exists(path, ec);
 }
 
-std::string round_dir(const std::string& trajectory_dir, int round) { return fmt::format("{}/round-{:02}", trajectory_dir, round); }
 
 Status save_messages(const std::string& dir, const std::vector<llm::Message>& msgs) {
   json j = json::array();
   for (auto& m : msgs) j.push_back({{"role", m.role}, {"content", m.content}});
-  if (auto s = write_file(dir + "/messages.json", j.dump(1)); !s) return s;
-  return write_file(dir + "/prompt.md", render_conversation(msgs));
+  if (auto s = write_file(layout::messages(dir), j.dump(1)); !s) return s;
+  return write_file(layout::prompt(dir), render_conversation(msgs));
 }
 
 Result<std::vector<llm::Message>> load_messages(const std::string& dir) {
-  auto text = read_file(dir + "/messages.json");
+  auto text = read_file(layout::messages(dir));
   if (!text) return text.error();
   try {
     std::vector<llm::Message> out;
     for (auto& m : json::parse(*text)) out.push_back({m.at("role"), m.at("content")});
     return out;
   } catch (const std::exception& e) {
-    return Error{fmt::format("{}/messages.json is damaged: {}", dir, e.what())};
+    return Error{fmt::format("{} is damaged: {}", layout::messages(dir), e.what())};
   }
 }
 
@@ -70,11 +91,11 @@ Status save_round(const std::string& dir, const RoundSummary& s) {
             {"completion_tokens", s.completion_tokens},
             {"cached", s.cached},
             {"candidate", std::filesystem::path(s.candidate).filename().string()}};  // relative: sessions move
-  return write_file(dir + "/round.json", j.dump(2));
+  return write_file(layout::summary(dir), j.dump(2));
 }
 
 std::optional<RoundSummary> load_round(const std::string& dir) {
-  auto text = read_file(dir + "/round.json");
+  auto text = read_file(layout::summary(dir));
   if (!text) return std::nullopt;
   try {
     json j = json::parse(*text);
@@ -234,7 +255,7 @@ std::string session_options_json(const CompileOptions& o) {
 
 Result<CompileOptions> session_options_from(std::string_view text, const std::string& session_dir) {
   auto damaged = [&](const std::string& why) {
-    return Error{fmt::format("{}/session.json is damaged: {}", session_dir, why)};
+    return Error{fmt::format("{} is damaged: {}", layout::session_options(session_dir), why)};
   };
   try {
     json j = json::parse(text);
@@ -265,7 +286,7 @@ Result<CompileOptions> session_options_from(std::string_view text, const std::st
 Status validate_options(const CompileOptions& o) {
   auto t = task::load_task(o.task_dir);
   if (!t) return t.error();
-  if (auto hw = find_hardware(o.hardware_profile); !hw) return hw.error();
+  if (auto s = check_hardware_profile(o.hardware_profile); !s) return s.error();
   for (const std::string* arch : {&o.prompt.arch, &o.run.arch}) {
     if (arch->empty()) continue;
     auto t = ptx::Target::parse(*arch);

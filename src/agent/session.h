@@ -1,14 +1,8 @@
 // A compile session on disk: everything a round produced, so a session can be resumed after
-// a crash, a budget stop or a manual reply, and inspected later.
-//   <session>/session.json              the options the session was started with (one table
-//                                       of fields; the task by its suite name or by a path
-//                                       relative to the session, so a session moves between
-//                                       machines with the checkout elsewhere)
-//   <session>/[sample-K/]round-NN/      messages.json (exactly what was sent), prompt.md,
-//                                       reply.md, reply.json (usage), candidate.ptx|.cu,
-//                                       result.json (the run record), round.json (summary),
-//                                       feedback.md
-//   <session>/best.ptx, best.cubin, report.json, transcript.md
+// a crash, a budget stop or a manual reply, and inspected later. The files and their names
+// are in agent/session_layout.h. session.json holds the options the session was started with
+// (one table of fields; the task by its suite name or by a path relative to the session, so a
+// session moves between machines with the checkout elsewhere).
 #pragma once
 
 #include <optional>
@@ -22,6 +16,12 @@
 namespace ptxforge::agent {
 
 struct CompileOptions;
+
+// Where a session stands. report.json and the summary spell it as to_string does (a stopped
+// session adds its reason: "stopped: ...").
+enum class SessionStatus { verified, assembled_not_verified, not_verified, pending, stopped };
+std::string_view to_string(SessionStatus s);
+std::optional<SessionStatus> session_status_from_string(std::string_view s);
 
 // The summary of one evaluated round, enough to pick the best and to resume.
 struct RoundSummary {
@@ -38,7 +38,6 @@ struct RoundSummary {
   std::string candidate;  // path of candidate.ptx / .cu
 };
 
-std::string round_dir(const std::string& trajectory_dir, int round);
 Status save_messages(const std::string& dir, const std::vector<llm::Message>& msgs);
 Result<std::vector<llm::Message>> load_messages(const std::string& dir);
 std::string render_conversation(const std::vector<llm::Message>& msgs);  // Markdown

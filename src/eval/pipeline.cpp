@@ -1,23 +1,21 @@
+// The stage functions, their table (eval/stages.h) and the Pipeline that walks it. Each
+// stage reads what the earlier ones left in the Candidate and the record and returns its own
+// verdict; the GPU stages send jobs to the worker with the launch spec check resolved.
 #include "eval/pipeline.h"
 
-#include <chrono>
 #include <cstdlib>
-#include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
-#include "gpu/driver.h"
 #include "ptx/front_end.h"
 #include "ptx/parser.h"
 #include "task/launch_spec.h"
 #include "toolchain/nvcc.h"
 #include "toolchain/nvrtc.h"
 #include "util/paths.h"
-#include "util/subprocess.h"
 #include "util/text.h"
 
 namespace ptxforge::eval {
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -30,24 +28,243 @@ std::string plural(size_t n, const char* word) {
   return fmt::format("{} {}{}", n, w, n == 1 ? "" : (w.back() == 'h' ? "es" : "s"));
 }
 
-std::string describe_case_failure(const gpu::CaseResult& c) {
+StageResult result(StageStatus status, std::string summary) {
+  StageResult r;
+  r.status = status;
+  r.summary = std::move(summary);
+  return r;
+}
+
+// A failing case in one line; for a model, a held-back size set is not named.
+std::string describe_case_failure(const gpu::CaseResult& c, Audience a) {
   std::vector<std::string> why = c.problems;
   for (auto& o : c.outputs)
     if (!o.pass)
       why.push_back(fmt::format("'{}' has {} of {} elements wrong{}", o.output, o.mismatches, o.count,
                                 o.hint.empty() ? "" : " (" + o.hint + ")"));
-  return fmt::format("size set '{}'{}, seed {}: {}", c.size_set, c.shown ? "" : " (held back)", c.seed,
-                     why.empty() ? "failed" : why[0]);
+  std::string place = c.shown ? fmt::format("size set '{}'", c.size_set)
+                      : a == Audience::model ? std::string("a held-back size")
+                                             : fmt::format("size set '{}' (held back)", c.size_set);
+  return fmt::format("{}, seed {}: {}", place, c.seed, why.empty() ? "failed" : why[0]);
 }
 
-// The target to assemble for: the GPU's own (sm_90a on an H200), else sm_90a.
-std::string pick_arch(const RunOptions& opts) {
-  if (!opts.arch.empty()) return opts.arch;
-  if (auto info = gpu::device_info()) return info->arch();
-  return "sm_90a";
+std::string describe_failure(const gpu::Failure& f, Audience a) {
+  std::string where = f.where.empty() ? "" : " (" + f.where + ")";
+  if (f.held_back && a == Audience::model) where = " (on a held-back size, not shown to you)";
+  return fmt::format("{}: {}{}", to_string(f.kind), f.message, where);
 }
 
 }  // namespace
+
+double StageContext::stage_seconds() const { return since(stage_started); }
+
+// check: the PTX (from NVRTC for a .cu candidate), the front end, the launch spec.
+StageResult check(StageContext& ctx) {
+  Candidate& c = ctx.candidate;
+  RunRecord& r = ctx.record;
+  auto text = read_file(c.path);
+  if (!text) return result(StageStatus::failed, text.error().message);
+  c.ptx_name = c.path;
+  c.ptx = *text;
+  std::string spec_text = *text;  // where the `// @launch` lines are read
+  if (ends_with(c.path, ".cu")) {
+    auto compiled = toolchain::compile_cuda_to_ptx(*text, c.path, r.arch);
+    if (!compiled) return result(StageStatus::failed, compiled.error().message);
+    c.ptx = compiled->ptx;
+    // The launch spec stays in the .cu's comments; the PTX is written beside it, spec first.
+    c.ptx_name = ctx.work_dir + "/candidate.ptx";
+    std::string with_spec;
+    for (auto line : split(*text, '\n'))
+      // Every `// @` line, typos included, so that a misspelt directive is reported, not dropped.
+      if (starts_with(trim(line), "// @")) with_spec += std::string(trim(line)) + "\n";
+    spec_text = with_spec + c.ptx;
+    if (auto s = write_file(c.ptx_name, spec_text); !s) return result(StageStatus::failed, s.error().message);
+  }
+  r.source_name = c.ptx_name;
+  r.source_text = c.ptx;
+  ptx::CheckResult fe = ptx::check_source(c.ptx);
+  r.diagnostics = fe.diags;
+  std::string counts = fmt::format("{}, {}", plural(fe.diags.error_count(), "error"), plural(fe.diags.warning_count(), "warning"));
+  if (!fe.ok()) return result(StageStatus::failed, counts);
+  c.module = std::move(fe.module);
+  Result<task::LaunchSpec> spec = Error{""};
+  if (!ctx.opts.launch_path.empty()) {
+    auto lt = read_file(ctx.opts.launch_path);
+    spec = lt ? task::parse_launch_toml(*lt, ctx.opts.launch_path) : Result<task::LaunchSpec>(lt.error());
+  } else {
+    spec = task::parse_launch_comments(spec_text, c.ptx_name);
+  }
+  if (spec) {
+    if (auto s = task::check_launch_spec(*spec, ctx.task, c.module, c.ptx_name); !s) spec = s.error();
+  }
+  if (!spec) return result(StageStatus::failed, "launch spec: " + spec.error().message);
+  c.launch = std::move(*spec);
+  return result(StageStatus::passed, fmt::format("{}; launch spec: {}", counts, plural(c.launch.launches.size(), "launch")));
+}
+
+StageResult assemble(StageContext& ctx) {
+  Candidate& c = ctx.candidate;
+  RunRecord& r = ctx.record;
+  toolchain::AssembleOptions aopts;
+  aopts.arch = r.arch;
+  if (!c.ptx_name.empty()) aopts.source_name = c.ptx_name;  // ptxas's messages name the candidate
+  auto asmr = toolchain::assemble(c.ptx, aopts);
+  if (!asmr) return result(StageStatus::failed, asmr.error().message);
+  for (auto& d : asmr->diags.list()) r.diagnostics.add(d);
+  r.resources = asmr->functions;
+  c.resources = asmr->functions;
+  if (!asmr->ok) return result(StageStatus::failed, fmt::format("ptxas: {}", plural(asmr->diags.error_count(), "error")));
+  std::string cubin = ctx.work_dir + "/candidate.cubin";
+  if (auto s = write_file(cubin, asmr->cubin); !s) return result(StageStatus::failed, s.error().message);
+  c.cubin_path = cubin;
+  int regs = 0, spills = 0;
+  for (auto& f : asmr->functions)
+    if (f.is_entry) {
+      regs = std::max(regs, f.registers);
+      spills += f.spill_stores + f.spill_loads;
+    }
+  return result(StageStatus::passed, fmt::format("{} for {}: {} registers, {} spill bytes", asmr->backend, r.arch, regs, spills));
+}
+
+// verify, on the GPU worker: every size set (held-back ones too, unless --sizes shown) and seed.
+StageResult verify(StageContext& ctx) {
+  RunRecord& r = ctx.record;
+  auto ref = toolchain::build_reference(ctx.task.dir + "/reference.cu", r.arch);
+  if (!ref) return result(StageStatus::failed, "the task's reference does not build: " + ref.error().message);
+  gpu::Job job;
+  job.kind = gpu::JobKind::verify;
+  job.task_dir = ctx.task.dir;
+  job.launch = ctx.candidate.launch;
+  job.candidate_cubin = ctx.candidate.cubin_path;
+  job.reference_cubin = ref->cubin_path;
+  job.held_back = ctx.opts.held_back;
+  job.seeds = ctx.opts.seeds;
+  ctx.job = job;
+  gpu::Outcome out = ctx.worker.run(job, ctx.opts.verify_timeout);
+  if (out.failure) {
+    r.failure = out.failure;
+    r.check_wall_s = since(ctx.run_started);
+    if (out.failure->kind == gpu::FailureKind::driver) {
+      ctx.halt = true;  // no GPU here: nothing after this can run
+      StageResult s = result(StageStatus::skipped, "NOT verified on a GPU: " + out.failure->message);
+      s.seconds = ctx.stage_seconds();
+      return s;
+    }
+    StageResult s = result(StageStatus::failed, describe_failure(*out.failure, Audience::person));
+    s.held_back = out.failure->held_back;
+    if (s.held_back) s.model_summary = describe_failure(*out.failure, Audience::model);
+    return s;
+  }
+  r.verify = out.verify;
+  if (!r.verify) {
+    r.verify = gpu::VerifyReport{};  // a reply without cases verifies nothing
+    return result(StageStatus::failed, "the worker returned no cases");
+  }
+  r.check_wall_s = since(ctx.run_started);
+  for (auto& c : r.verify->cases)
+    if (!c.pass) {
+      StageResult s = result(StageStatus::failed, describe_case_failure(c, Audience::person));
+      s.held_back = !c.shown;
+      if (s.held_back) s.model_summary = describe_case_failure(c, Audience::model);
+      return s;
+    }
+  size_t held = 0;
+  for (auto& c : r.verify->cases) held += c.shown ? 0 : 1;
+  r.gpu_verified = true;
+  return result(StageStatus::passed, fmt::format("{} passed ({} on held-back sizes), worker {:.3f} s",
+                                                 plural(r.verify->cases.size(), "case"), held, r.verify->seconds));
+}
+
+// The verify job once more, under compute-sanitizer memcheck (and racecheck when the task
+// asks), in a worker of its own started under the sanitizer.
+StageResult sanitize(StageContext& ctx) {
+  auto tool = find_cuda_tool("compute-sanitizer");
+  if (!tool) return result(StageStatus::skipped, "compute-sanitizer is not installed");
+  if (ctx.worker_argv.empty()) return result(StageStatus::skipped, "no worker process to run under compute-sanitizer");
+  gpu::Job job = *ctx.job;
+  job.held_back = false;  // once, on the shown sizes: the sanitizer slows kernels 10-100x
+  job.seeds = 1;
+  auto timeout = ctx.opts.verify_timeout * 20;
+  std::vector<std::string> findings;
+  for (const char* which : {"memcheck", "racecheck"}) {
+    if (std::string(which) == "racecheck" && !ctx.task.racecheck) continue;
+    std::string log = ctx.work_dir + "/" + which + ".log";
+    std::vector<std::string> argv = {*tool, "--tool", which, "--log-file", log, "--print-limit", "20"};
+    for (auto& a : ctx.worker_argv) argv.push_back(a);
+    gpu::WorkerClient sanitized(argv);
+    gpu::Outcome out = sanitized.run(job, timeout);
+    auto text = read_file(log);
+    size_t errors = 0;
+    std::string first;
+    if (text) {
+      for (auto line : split(*text, '\n')) {
+        auto at = line.find("ERROR SUMMARY: ");
+        if (at != std::string_view::npos) errors += std::strtoul(std::string(line.substr(at + 15)).c_str(), nullptr, 10);
+        if (first.empty() && (line.find("Invalid") != std::string_view::npos || line.find("Race reported") != std::string_view::npos ||
+                              line.find("Error:") != std::string_view::npos))
+          first = std::string(trim(line.substr(line.find_first_not_of("= "))));
+      }
+    }
+    if (out.failure && errors == 0)
+      return result(StageStatus::failed, fmt::format("{} run failed: {}: {}", which, to_string(out.failure->kind), out.failure->message));
+    findings.push_back(errors ? fmt::format("{}: {} error{} ({})", which, errors, errors == 1 ? "" : "s", first)
+                              : fmt::format("{}: 0 errors", which));
+    if (errors) return result(StageStatus::failed, fmt::format("{}", fmt::join(findings, "; ")));
+  }
+  return result(StageStatus::passed, fmt::format("{} (shown sizes, one seed)", fmt::join(findings, "; ")));
+}
+
+StageResult time(StageContext& ctx) {
+  RunRecord& r = ctx.record;
+  if (!ctx.opts.time) return result(StageStatus::skipped, "not asked for (--no-time)");
+  gpu::Job job = *ctx.job;
+  job.kind = gpu::JobKind::time;
+  job.max_trials = 100;
+  job.budget_s = ctx.task.time_budget_s;
+  auto limit = std::chrono::milliseconds(static_cast<int64_t>(ctx.task.time_budget_s * 4000)) + ctx.opts.verify_timeout;
+  gpu::Outcome t = ctx.worker.run(job, limit);
+  if (t.failure) {
+    r.failure = t.failure;
+    return result(StageStatus::failed, fmt::format("{}: {}", to_string(t.failure->kind), t.failure->message));
+  }
+  if (!t.time) return result(StageStatus::failed, "the worker returned no timings");
+  r.time = t.time;
+  std::vector<std::string> parts;
+  for (auto& s : r.time->sizes) {
+    double speedup = s.candidate.median_ms > 0 ? s.reference.median_ms / s.candidate.median_ms : 0;
+    parts.push_back(fmt::format("{} {:.4f} ms ({:.2f}x nvcc)", s.size_set, s.candidate.median_ms, speedup));
+    if (s.library && s.candidate.median_ms > 0 && s.library->median_ms / s.candidate.median_ms > 10)
+      r.flags.push_back(fmt::format("suspicious: {:.1f}x faster than {} on '{}'", s.library->median_ms / s.candidate.median_ms,
+                                    s.library_name, s.size_set));
+  }
+  if (!r.time->reverify_pass) return result(StageStatus::failed, r.time->reverify_problem);
+  return result(StageStatus::passed, fmt::format("median {}", fmt::join(parts, ", ")));
+}
+
+// prove (static): every required instruction family occurs in the PTX.
+StageResult prove(StageContext& ctx) {
+  RunRecord& r = ctx.record;
+  r.proofs = prove_in_ptx(ctx.candidate.ptx, ctx.task.required_instructions);
+  std::vector<std::string> missing;
+  for (auto& p : r.proofs)
+    if (!p.in_ptx) missing.push_back(p.family);
+  if (ctx.task.required_instructions.empty()) return result(StageStatus::passed, "no required instructions");
+  if (missing.empty())
+    return result(StageStatus::passed, fmt::format("all {} required instruction families occur in the PTX", r.proofs.size()));
+  return result(StageStatus::failed, fmt::format("missing from the PTX: {}", fmt::join(missing, ", ")));
+}
+
+const std::vector<Stage>& stage_table() {
+  static const std::vector<Stage> table = {
+      {StageId::check, check},
+      {StageId::assemble, assemble},
+      {StageId::verify, verify},
+      {StageId::sanitize, sanitize, [](const RunOptions& o) { return o.sanitize; }},
+      {StageId::time, time},
+      {StageId::prove, prove, nullptr, /*after_stop=*/true, /*timed=*/false},
+  };
+  return table;
+}
 
 std::vector<InstructionProof> prove_in_ptx(const std::string& ptx, const std::vector<std::string>& families) {
   std::vector<InstructionProof> out;
@@ -74,262 +291,92 @@ std::vector<InstructionProof> prove_in_ptx(const std::string& ptx, const std::ve
   return out;
 }
 
-Pipeline::Pipeline(std::vector<std::string> worker_argv) : worker_(std::move(worker_argv)) {}
+namespace {
+
+// Where a stage goes in the record: its own place if listed, else before the first listed
+// stage that comes after it in the table (sanitize lands between verify and time).
+StageResult& place(RunRecord& r, StageId id) {
+  for (auto& s : r.stages)
+    if (s.id == id) return s;
+  const auto& table = stage_table();
+  auto index = [&](StageId x) {
+    for (size_t i = 0; i < table.size(); ++i)
+      if (table[i].id == x) return i;
+    return table.size();
+  };
+  auto at = r.stages.begin();
+  while (at != r.stages.end() && index(at->id) < index(id)) ++at;
+  StageResult fresh;
+  fresh.id = id;
+  return *r.stages.insert(at, fresh);
+}
+
+}  // namespace
+
+Pipeline::Pipeline(std::vector<std::string> worker_argv)
+    : worker_argv_(worker_argv), client_(std::make_unique<gpu::WorkerClient>(std::move(worker_argv))), runner_(*client_) {}
+Pipeline::Pipeline(gpu::JobRunner& runner) : runner_(runner) {}
 Pipeline::~Pipeline() = default;
 
+const Result<gpu::DeviceInfo>& Pipeline::device() {
+  if (!device_) device_ = gpu::ask_device_info(runner_);
+  return *device_;
+}
+
+// The target to assemble for: the GPU's own (sm_90a on an H200), else sm_90a.
+std::string Pipeline::pick_arch(const RunOptions& opts) {
+  if (!opts.arch.empty()) return opts.arch;
+  if (auto& info = device(); info) return info->arch();
+  return "sm_90a";
+}
+
 RunRecord Pipeline::run(const task::Task& task, const std::string& candidate_path, const RunOptions& opts) {
-  auto t_start = std::chrono::steady_clock::now();
   RunRecord r;
   r.task = task.name;
   r.candidate = candidate_path;
   r.arch = pick_arch(opts);
-  for (const char* s : {"check", "assemble", "verify", "time", "prove"}) r.stage(s);
-
-  // check: the PTX (from NVRTC for a .cu candidate), the front end, the launch spec.
-  auto t0 = std::chrono::steady_clock::now();
-  StageResult& check = r.stage("check");
-  auto text = read_file(candidate_path);
-  if (!text) {
-    check = {"check", StageStatus::failed, text.error().message, 0};
-    return r;
-  }
-  std::string ptx_path = candidate_path;
-  std::string ptx = *text;
+  for (auto& st : stage_table())
+    if (!st.wanted) r.stage(st.id);
   last_job_.reset();
   work_.reset();
   auto made = TempDir::create("ptxforge-run");
   if (!made) {
-    check = {"check", StageStatus::failed, made.error().message, 0};
+    StageResult& check = r.stage(StageId::check);
+    check.status = StageStatus::failed;
+    check.summary = made.error().message;
     return r;
   }
   work_.emplace(std::move(*made));
-  TempDir* keep = &*work_;
-  if (ends_with(candidate_path, ".cu")) {
-    auto compiled = toolchain::compile_cuda_to_ptx(*text, candidate_path, r.arch);
-    if (!compiled) {
-      check = {"check", StageStatus::failed, compiled.error().message, since(t0)};
-      return r;
-    }
-    ptx = compiled->ptx;
-    // The launch spec stays in the .cu's comments; the PTX travels with it to the worker.
-    ptx_path = keep->path() + "/candidate.ptx";
-    std::string with_spec;
-    for (auto line : split(*text, '\n'))
-      // Every `// @` line, typos included, so that a misspelt directive is reported, not dropped.
-      if (starts_with(trim(line), "// @")) with_spec += std::string(trim(line)) + "\n";
-    if (auto s = write_file(ptx_path, with_spec + ptx); !s) {
-      check = {"check", StageStatus::failed, s.error().message, 0};
-      return r;
-    }
+  StageContext ctx{task, opts, runner_, worker_argv_, work_->path(), r, {}, std::nullopt, std::chrono::steady_clock::now(),
+                   {}, false};
+  ctx.candidate.path = candidate_path;
+  bool stopped = false;
+  for (const Stage& st : stage_table()) {
+    if (st.wanted && !st.wanted(opts)) continue;
+    if (stopped && !(st.after_stop && ctx.candidate.assembled())) continue;
+    if (hooks_.before) hooks_.before(st.id);
+    ctx.stage_started = std::chrono::steady_clock::now();
+    ctx.halt = false;
+    StageResult res = st.run(ctx);
+    double seconds = ctx.stage_seconds();
+    res.id = st.id;
+    if (st.timed && res.status != StageStatus::skipped) res.seconds = seconds;
+    place(r, st.id) = res;
+    if (hooks_.after) hooks_.after(res, seconds);
+    stopped = stopped || res.status == StageStatus::failed || ctx.halt;
   }
-  r.source_name = ptx_path;
-  r.source_text = ptx;
-  ptx::CheckResult fe = ptx::check_source(ptx);
-  r.diagnostics = fe.diags;
-  if (!fe.ok()) {
-    check = {"check", StageStatus::failed, fmt::format("{}, {}", plural(fe.diags.error_count(), "error"), plural(fe.diags.warning_count(), "warning")), since(t0)};
-    return r;
-  }
-  Result<task::LaunchSpec> spec = Error{""};
-  if (!opts.launch_path.empty()) {
-    auto lt = read_file(opts.launch_path);
-    spec = lt ? task::parse_launch_toml(*lt, opts.launch_path) : Result<task::LaunchSpec>(lt.error());
-  } else {
-    spec = task::parse_launch_comments(ptx_path == candidate_path ? ptx : *read_file(ptx_path), ptx_path);
-  }
-  if (spec) {
-    if (auto s = task::check_launch_spec(*spec, task, fe.module, ptx_path); !s) spec = s.error();
-  }
-  if (!spec) {
-    check = {"check", StageStatus::failed, "launch spec: " + spec.error().message, since(t0)};
-    return r;
-  }
-  check = {"check", StageStatus::passed,
-           fmt::format("{}, {}; launch spec: {}", plural(fe.diags.error_count(), "error"), plural(fe.diags.warning_count(), "warning"),
-                       plural(spec->launches.size(), "launch")),
-           since(t0)};
-
-  // assemble
-  t0 = std::chrono::steady_clock::now();
-  StageResult& assemble = r.stage("assemble");
-  toolchain::AssembleOptions aopts;
-  aopts.arch = r.arch;
-  if (!r.source_name.empty()) aopts.source_name = r.source_name;  // ptxas's messages name the candidate
-  auto asmr = toolchain::assemble(ptx, aopts);
-  if (!asmr) {
-    assemble = {"assemble", StageStatus::failed, asmr.error().message, since(t0)};
-    return r;
-  }
-  for (auto& d : asmr->diags.list()) r.diagnostics.add(d);
-  r.resources = asmr->functions;
-  if (!asmr->ok) {
-    assemble = {"assemble", StageStatus::failed, fmt::format("ptxas: {}", plural(asmr->diags.error_count(), "error")), since(t0)};
-    return r;
-  }
-  std::string cubin = keep->path() + "/candidate.cubin";
-  if (auto s = write_file(cubin, asmr->cubin); !s) {
-    assemble = {"assemble", StageStatus::failed, s.error().message, since(t0)};
-    return r;
-  }
-  int regs = 0, spills = 0;
-  for (auto& f : asmr->functions)
-    if (f.is_entry) {
-      regs = std::max(regs, f.registers);
-      spills += f.spill_stores + f.spill_loads;
-    }
-  assemble = {"assemble", StageStatus::passed,
-              fmt::format("{} for {}: {} registers, {} spill bytes", asmr->backend, r.arch, regs, spills), since(t0)};
-
-  // prove (static): every required instruction family occurs in the PTX. Cheap, so it is
-  // known even when the GPU stages cannot run.
-  r.proofs = prove_in_ptx(ptx, task.required_instructions);
-  std::vector<std::string> missing;
-  for (auto& p : r.proofs)
-    if (!p.in_ptx) missing.push_back(p.family);
-  StageResult prove{"prove", missing.empty() ? StageStatus::passed : StageStatus::failed,
-                    task.required_instructions.empty()
-                        ? "no required instructions"
-                        : missing.empty() ? fmt::format("all {} required instruction families occur in the PTX", r.proofs.size())
-                                          : fmt::format("missing from the PTX: {}", fmt::join(missing, ", ")),
-                    0};
-
-  // verify, on the GPU worker
-  t0 = std::chrono::steady_clock::now();
-  StageResult& verify = r.stage("verify");
-  auto ref = toolchain::build_reference(task.dir + "/reference.cu", r.arch);
-  if (!ref) {
-    verify = {"verify", StageStatus::failed, "the task's reference does not build: " + ref.error().message, since(t0)};
-    r.stage("prove") = prove;
-    return r;
-  }
-  gpu::Job job;
-  job.op = "verify";
-  job.task_dir = task.dir;
-  job.candidate_path = ptx_path;
-  job.launch_path = opts.launch_path;
-  job.candidate_cubin = cubin;
-  job.reference_cubin = ref->cubin_path;
-  job.held_back = opts.held_back;
-  job.seeds = opts.seeds;
-  last_job_ = job;
-  gpu::Outcome out = worker_.run(job, opts.verify_timeout);
-  if (out.failure) {
-    r.failure = out.failure;
-    bool no_gpu = out.failure->kind == "driver";
-    verify = {"verify", no_gpu ? StageStatus::skipped : StageStatus::failed,
-              no_gpu ? "NOT verified on a GPU: " + out.failure->message
-                     : fmt::format("{}: {}{}", out.failure->kind, out.failure->message,
-                                   out.failure->where.empty() ? "" : " (" + out.failure->where + ")"),
-              since(t0)};
-    r.stage("prove") = prove;
-    r.check_wall_s = since(t_start);
-    return r;
-  }
-  r.verify = out.verify;
-  const gpu::CaseResult* first_bad = nullptr;
-  for (auto& c : r.verify->cases)
-    if (!c.pass && !first_bad) first_bad = &c;
-  size_t held = 0;
-  for (auto& c : r.verify->cases) held += c.shown ? 0 : 1;
-  if (first_bad) {
-    verify = {"verify", StageStatus::failed, describe_case_failure(*first_bad), since(t0)};
-    r.stage("prove") = prove;
-    r.check_wall_s = since(t_start);
-    return r;
-  }
-  r.gpu_verified = true;
-  verify = {"verify", StageStatus::passed,
-            fmt::format("{} passed ({} on held-back sizes), worker {:.3f} s", plural(r.verify->cases.size(), "case"), held, r.verify->seconds),
-            since(t0)};
-  r.check_wall_s = since(t_start);
-  if (opts.sanitize) {
-    StageResult san = sanitize(job, task.racecheck, opts.verify_timeout * 20);
-    r.stages.insert(r.stages.begin() + 3, san);  // after verify
-    if (san.status == StageStatus::failed) {
-      r.stage("prove") = prove;
-      return r;
-    }
-  }
-
-  // time
-  StageResult& time = r.stage("time");
-  if (!opts.time) {
-    time = {"time", StageStatus::skipped, "not asked for (--no-time)", 0};
-  } else {
-    t0 = std::chrono::steady_clock::now();
-    job.op = "time";
-    job.max_trials = 100;
-    job.budget_s = task.time_budget_s;
-    auto limit = std::chrono::milliseconds(static_cast<int64_t>(task.time_budget_s * 4000)) + opts.verify_timeout;
-    gpu::Outcome t = worker_.run(job, limit);
-    if (t.failure) {
-      r.failure = t.failure;
-      time = {"time", StageStatus::failed, fmt::format("{}: {}", t.failure->kind, t.failure->message), since(t0)};
-    } else {
-      r.time = t.time;
-      std::vector<std::string> parts;
-      for (auto& s : r.time->sizes) {
-        double speedup = s.candidate.median_ms > 0 ? s.reference.median_ms / s.candidate.median_ms : 0;
-        parts.push_back(fmt::format("{} {:.4f} ms ({:.2f}x nvcc)", s.size_set, s.candidate.median_ms, speedup));
-        if (s.library && s.candidate.median_ms > 0 && s.library->median_ms / s.candidate.median_ms > 10)
-          r.flags.push_back(fmt::format("suspicious: {:.1f}x faster than {} on '{}'", s.library->median_ms / s.candidate.median_ms,
-                                        s.library_name, s.size_set));
-      }
-      if (!r.time->reverify_pass) {
-        time = {"time", StageStatus::failed, r.time->reverify_problem, since(t0)};
-      } else {
-        time = {"time", StageStatus::passed, fmt::format("median {}", fmt::join(parts, ", ")), since(t0)};
-      }
-    }
-  }
-  r.stage("prove") = prove;
+  last_job_ = ctx.job;
   r.passed = r.gpu_verified;
   for (auto& s : r.stages) r.passed = r.passed && s.status != StageStatus::failed;
   return r;
 }
 
-StageResult Pipeline::sanitize(const gpu::Job& verified, bool racecheck, std::chrono::milliseconds timeout) {
-  auto t0 = std::chrono::steady_clock::now();
-  auto tool = find_cuda_tool("compute-sanitizer");
-  if (!tool) return {"sanitize", StageStatus::skipped, "compute-sanitizer is not installed", 0};
-  gpu::Job job = verified;
-  job.held_back = false;  // once, on the shown sizes: the sanitizer slows kernels 10-100x
-  job.seeds = 1;
-  std::vector<std::string> findings;
-  for (const char* which : {"memcheck", "racecheck"}) {
-    if (std::string(which) == "racecheck" && !racecheck) continue;
-    std::string log = work_->path() + "/" + which + ".log";
-    std::vector<std::string> argv = {*tool, "--tool", which, "--log-file", log, "--print-limit", "20"};
-    for (auto& a : gpu::default_worker_argv()) argv.push_back(a);
-    gpu::WorkerClient sanitized(argv);
-    gpu::Outcome out = sanitized.run(job, timeout);
-    auto text = read_file(log);
-    size_t errors = 0;
-    std::string first;
-    if (text) {
-      for (auto line : split(*text, '\n')) {
-        auto at = line.find("ERROR SUMMARY: ");
-        if (at != std::string_view::npos) errors += std::strtoul(std::string(line.substr(at + 15)).c_str(), nullptr, 10);
-        if (first.empty() && (line.find("Invalid") != std::string_view::npos || line.find("Race reported") != std::string_view::npos ||
-                              line.find("Error:") != std::string_view::npos))
-          first = std::string(trim(line.substr(line.find_first_not_of("= "))));
-      }
-    }
-    if (out.failure && errors == 0)
-      return {"sanitize", StageStatus::failed, fmt::format("{} run failed: {}: {}", which, out.failure->kind, out.failure->message), since(t0)};
-    findings.push_back(errors ? fmt::format("{}: {} error{} ({})", which, errors, errors == 1 ? "" : "s", first)
-                              : fmt::format("{}: 0 errors", which));
-    if (errors) return {"sanitize", StageStatus::failed, fmt::format("{}", fmt::join(findings, "; ")), since(t0)};
-  }
-  return {"sanitize", StageStatus::passed, fmt::format("{} (shown sizes, one seed)", fmt::join(findings, "; ")), since(t0)};
-}
-
 Result<std::vector<gpu::CaseResult>> Pipeline::check_trivial_outputs(std::chrono::milliseconds timeout) {
   if (!last_job_) return Error{"no candidate reached the GPU stages"};
   gpu::Job job = *last_job_;
-  job.op = "trivial";
-  gpu::Outcome out = worker_.run(job, timeout);
-  if (out.failure) return Error{fmt::format("{}: {}", out.failure->kind, out.failure->message)};
+  job.kind = gpu::JobKind::trivial;
+  gpu::Outcome out = runner_.run(job, timeout);
+  if (out.failure) return Error{fmt::format("{}: {}", to_string(out.failure->kind), out.failure->message)};
   if (!out.verify) return Error{"the worker returned no cases"};
   return out.verify->cases;
 }

@@ -1,36 +1,35 @@
-// The stage pipeline for one candidate: check -> assemble -> verify -> time -> prove. Each
-// stage reads what the previous ones left in the RunRecord; a failing stage stops the flow
-// and says why. The GPU stages go to an isolated worker (gpu/worker.h), which the pipeline
-// keeps warm across candidates and restarts after a crash or a hang.
+// The pipeline for one candidate: it walks the stage table (eval/stages.h) over one
+// StageContext and fills in the RunRecord. The GPU stages go to an isolated worker
+// (gpu/worker.h), which the pipeline keeps warm across candidates and restarts after a crash
+// or a hang; tests pass a fake JobRunner instead. The parent never loads the CUDA driver:
+// the GPU's facts (its target) come from the worker too.
 #pragma once
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "eval/record.h"
+#include "eval/stages.h"
 #include "gpu/worker.h"
 #include "task/task_spec.h"
 #include "util/subprocess.h"
 
 namespace ptxforge::eval {
 
-struct RunOptions {
-  bool held_back = true;   // --sizes all (default) or shown
-  int seeds = 3;
-  bool time = true;
-  bool sanitize = false;
-  std::string arch;        // "" = the GPU's, else sm_90a
-  std::string launch_path; // a TOML launch spec instead of the `// @launch` comments
-  std::chrono::milliseconds verify_timeout{30000};
-};
-
 class Pipeline {
  public:
   explicit Pipeline(std::vector<std::string> worker_argv = gpu::default_worker_argv());
+  // Jobs go to `runner` (a fake in tests), which must outlive the pipeline.
+  explicit Pipeline(gpu::JobRunner& runner);
   ~Pipeline();
   RunRecord run(const task::Task& task, const std::string& candidate_path, const RunOptions& opts);
-  int worker_starts() const { return worker_.starts(); }
+  int worker_starts() const { return client_ ? client_->starts() : 0; }
+  void set_hooks(StageHooks hooks) { hooks_ = std::move(hooks); }
+
+  // The GPU's facts, asked of the worker once and remembered.
+  const Result<gpu::DeviceInfo>& device();
 
   // After a run that reached the GPU: do trivial outputs (all zeros, a copy of an input,
   // never written) fail the task on every size set? Returns one case per (size set, kind);
@@ -38,15 +37,15 @@ class Pipeline {
   Result<std::vector<gpu::CaseResult>> check_trivial_outputs(std::chrono::milliseconds timeout);
 
  private:
-  // The verify job once more, under compute-sanitizer memcheck (and racecheck when asked).
-  StageResult sanitize(const gpu::Job& verified, bool racecheck, std::chrono::milliseconds timeout);
+  std::string pick_arch(const RunOptions& opts);
 
-  gpu::WorkerClient worker_;
+  std::vector<std::string> worker_argv_;       // empty when a runner was given
+  std::unique_ptr<gpu::WorkerClient> client_;  // the worker, unless a runner was given
+  gpu::JobRunner& runner_;
+  StageHooks hooks_;
+  std::optional<Result<gpu::DeviceInfo>> device_;
   std::optional<TempDir> work_;  // the last run's PTX and cubin
   std::optional<gpu::Job> last_job_;
 };
-
-// The required instruction families and how often each occurs in the PTX.
-std::vector<InstructionProof> prove_in_ptx(const std::string& ptx, const std::vector<std::string>& families);
 
 }  // namespace ptxforge::eval

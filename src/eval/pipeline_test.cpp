@@ -1,5 +1,6 @@
-// The stage pipeline without a GPU: a fake worker stands in for the GPU worker, so the flow
-// (check -> assemble -> verify -> prove), its early stops and its verdicts are tested in CI.
+// The stage pipeline without a GPU: a fake worker stands in for the GPU worker (a shell
+// script for the process path, gpu::FakeWorker for scripted answers), so the stage table,
+// its early stops, the jobs it sends and its verdicts are tested in CI.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -7,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eval/pipeline.h"
+#include "gpu/fake_worker.h"
 #include "task/task_spec.h"
 #include "util/paths.h"
 #include "util/text.h"
@@ -14,6 +16,7 @@
 namespace ptxforge::eval {
 namespace {
 
+namespace fs = std::filesystem;
 const std::string kRoot = PTXFORGE_SOURCE_DIR;
 
 std::vector<std::string> no_gpu_worker() {
@@ -39,9 +42,9 @@ class PipelineTest : public ::testing::Test {
 TEST_F(PipelineTest, WithoutAGpuTheVerdictSaysNotVerified) {
   Pipeline p(no_gpu_worker());
   RunRecord r = p.run(task_, kRoot + "/tasks/level1/vector_add/solution.ptx", {});
-  EXPECT_EQ(r.find_stage("check")->status, StageStatus::passed);
-  EXPECT_EQ(r.find_stage("assemble")->status, StageStatus::passed);
-  EXPECT_EQ(r.find_stage("verify")->status, StageStatus::skipped);
+  EXPECT_EQ(r.find_stage(StageId::check)->status, StageStatus::passed);
+  EXPECT_EQ(r.find_stage(StageId::assemble)->status, StageStatus::passed);
+  EXPECT_EQ(r.find_stage(StageId::verify)->status, StageStatus::skipped);
   EXPECT_FALSE(r.passed);
   EXPECT_FALSE(r.gpu_verified);
   EXPECT_EQ(r.verdict().rfind("NOT verified on a GPU", 0), 0u) << r.verdict();
@@ -53,8 +56,8 @@ TEST_F(PipelineTest, FrontEndErrorsStopTheFlowWithDiagnostics) {
   text.replace(text.find("add.f32 %z, %x, %y;"), 19, "add.f32 %z, %x, %w;");
   Pipeline p(no_gpu_worker());
   RunRecord r = p.run(task_, write("broken.ptx", text), {});
-  EXPECT_EQ(r.find_stage("check")->status, StageStatus::failed);
-  EXPECT_EQ(r.find_stage("assemble")->status, StageStatus::not_run);
+  EXPECT_EQ(r.find_stage(StageId::check)->status, StageStatus::failed);
+  EXPECT_EQ(r.find_stage(StageId::assemble)->status, StageStatus::not_run);
   ASSERT_FALSE(r.diagnostics.list().empty());
   EXPECT_EQ(r.diagnostics.list()[0].check_id, "undeclared-reg");
   EXPECT_NE(render_report_text(r).find("error: register '%w' is not declared"), std::string::npos) << render_report_text(r);
@@ -72,11 +75,11 @@ TEST_F(PipelineTest, LaunchSpecProblemsAreCheckFailures) {
     if (!starts_with(line, "// @launch")) no_spec += std::string(line) + "\n";
   Pipeline p(no_gpu_worker());
   RunRecord r = p.run(task_, write("nospec.ptx", no_spec), {});
-  EXPECT_EQ(r.find_stage("check")->status, StageStatus::failed);
-  EXPECT_NE(r.find_stage("check")->summary.find("no launch spec"), std::string::npos);
+  EXPECT_EQ(r.find_stage(StageId::check)->status, StageStatus::failed);
+  EXPECT_NE(r.find_stage(StageId::check)->summary.find("no launch spec"), std::string::npos);
   RunRecord r2 = p.run(task_, write("badsym.ptx", "// @launch grid=(ceil_div(m,256),1,1) block=(256,1,1) args=(a, b)\n" + no_spec), {});
-  EXPECT_NE(r2.find_stage("check")->summary.find("takes 4 parameters, the launch passes 2"), std::string::npos)
-      << r2.find_stage("check")->summary;
+  EXPECT_NE(r2.find_stage(StageId::check)->summary.find("takes 4 parameters, the launch passes 2"), std::string::npos)
+      << r2.find_stage(StageId::check)->summary;
 }
 
 TEST_F(PipelineTest, PtxasErrorsStopAtAssemble) {
@@ -86,8 +89,181 @@ TEST_F(PipelineTest, PtxasErrorsStopAtAssemble) {
                ".visible .entry big() { .shared .b32 s[200000]; .reg .b32 %v; ld.shared.b32 %v, [s]; st.shared.b32 [s+4], %v; ret; }\n");
   Pipeline p(no_gpu_worker());
   RunRecord r = p.run(task_, write("toolarge.ptx", text), {});
-  if (r.find_stage("check")->status == StageStatus::failed) GTEST_SKIP() << "the front end caught it first";
-  EXPECT_EQ(r.find_stage("assemble")->status, StageStatus::failed) << render_report_text(r);
+  if (r.find_stage(StageId::check)->status == StageStatus::failed) GTEST_SKIP() << "the front end caught it first";
+  EXPECT_EQ(r.find_stage(StageId::assemble)->status, StageStatus::failed) << render_report_text(r);
+}
+
+// A worker on a GPU that says sm_80, passes every case it is sent and times them.
+gpu::Outcome healthy_gpu(const gpu::Job& job) {
+  gpu::Outcome o;
+  if (job.kind == gpu::JobKind::device) {
+    gpu::DeviceInfo d;
+    d.name = "Fake GPU";
+    d.cc_major = 8;
+    o.device = d;
+  } else if (job.kind == gpu::JobKind::verify) {
+    gpu::VerifyReport v;
+    for (auto [set, shown] : {std::pair{"small", true}, std::pair{"odd", false}}) {
+      gpu::CaseResult c;
+      c.size_set = set;
+      c.shown = shown;
+      c.seed = 1;
+      c.pass = true;
+      v.cases.push_back(c);
+    }
+    o.verify = v;
+  } else if (job.kind == gpu::JobKind::time) {
+    gpu::TimeReport t;
+    gpu::SizeTiming st;
+    st.size_set = "small";
+    st.candidate.median_ms = 0.01;
+    st.reference.median_ms = 0.02;
+    t.sizes.push_back(st);
+    t.reverify_pass = true;
+    o.time = t;
+  }
+  return o;
+}
+
+TEST_F(PipelineTest, StagesRunInTableOrderAndTheHooksSeeEach) {
+  gpu::FakeWorker gpu;
+  gpu.answer = healthy_gpu;
+  Pipeline p(gpu);
+  std::vector<std::string> seen;
+  p.set_hooks({[&](StageId id) { seen.push_back("before " + std::string(to_string(id))); },
+               [&](const StageResult& s, double seconds) {
+                 EXPECT_GE(seconds, 0);
+                 seen.push_back("after " + std::string(to_string(s.id)));
+               }});
+  RunRecord r = p.run(task_, kRoot + "/tasks/level1/vector_add/solution.ptx", {});
+  EXPECT_TRUE(r.passed) << render_report_text(r);
+  EXPECT_TRUE(r.gpu_verified);
+  EXPECT_EQ(r.verdict(), "passed");
+  EXPECT_EQ(r.arch, "sm_80") << "the target comes from the worker's answer about the GPU";
+  std::vector<std::string> order;
+  for (auto& s : r.stages) order.push_back(std::string(to_string(s.id)));
+  EXPECT_EQ(order, (std::vector<std::string>{"check", "assemble", "verify", "time", "prove"}));
+  EXPECT_EQ(seen, (std::vector<std::string>{"before check", "after check", "before assemble", "after assemble", "before verify",
+                                            "after verify", "before time", "after time", "before prove", "after prove"}));
+  EXPECT_EQ(r.find_stage(StageId::prove)->seconds, 0) << "prove is shown without a time";
+  EXPECT_GT(r.find_stage(StageId::assemble)->seconds, 0);
+  EXPECT_NE(r.find_stage(StageId::verify)->summary.find("2 cases passed (1 on held-back sizes)"), std::string::npos);
+  ASSERT_NE(gpu.last(gpu::JobKind::time), nullptr);
+  EXPECT_EQ(gpu.last(gpu::JobKind::time)->budget_s, task_.time_budget_s);
+}
+
+TEST_F(PipelineTest, TheWorkerGetsTheResolvedLaunchSpecAndTheCubin) {
+  gpu::FakeWorker gpu;
+  gpu.answer = healthy_gpu;
+  Pipeline p(gpu);
+  RunOptions opts;
+  opts.time = false;
+  opts.seeds = 2;
+  RunRecord r = p.run(task_, kRoot + "/tasks/level1/vector_add/solution.ptx", opts);
+  const gpu::Job* job = gpu.last(gpu::JobKind::verify);
+  ASSERT_NE(job, nullptr);
+  ASSERT_EQ(job->launch.launches.size(), 1u);
+  const task::Launch& l = job->launch.launches[0];
+  EXPECT_EQ(l.entry, "vector_add") << "the default entry is filled in by check";
+  EXPECT_EQ(l.args, (std::vector<std::string>{"a", "b", "c", "n"})) << "so are the default arguments";
+  EXPECT_EQ(l.grid.text(), "(min(ceil_div(n, 256), 1056), 1, 1)");
+  EXPECT_EQ(job->task_dir, task_.dir);
+  EXPECT_EQ(job->seeds, 2);
+  EXPECT_TRUE(fs::exists(job->candidate_cubin));
+  EXPECT_EQ(r.find_stage(StageId::time)->status, StageStatus::skipped);
+  EXPECT_EQ(r.find_stage(StageId::time)->seconds, 0);
+  EXPECT_TRUE(r.passed);
+}
+
+TEST_F(PipelineTest, AHeldBackFailureIsFlaggedAndTheModelsVerdictLeavesTheSetUnnamed) {
+  gpu::FakeWorker gpu;
+  gpu.answer = [](const gpu::Job& job) {
+    gpu::Outcome o = healthy_gpu(job);
+    if (job.kind == gpu::JobKind::verify) {
+      auto& c = o.verify->cases[1];
+      c.pass = false;
+      task::Comparison cmp;
+      cmp.output = "c";
+      cmp.count = 1000003;
+      cmp.mismatches = 3;
+      cmp.pass = false;
+      c.outputs.push_back(cmp);
+    }
+    return o;
+  };
+  Pipeline p(gpu);
+  RunRecord r = p.run(task_, kRoot + "/tasks/level1/vector_add/solution.ptx", {});
+  const StageResult* v = r.find_stage(StageId::verify);
+  EXPECT_EQ(v->status, StageStatus::failed);
+  EXPECT_TRUE(v->held_back);
+  EXPECT_EQ(r.verdict(), "FAILED at verify: size set 'odd' (held back), seed 1: 'c' has 3 of 1000003 elements wrong");
+  EXPECT_EQ(r.verdict(Audience::model), "FAILED at verify: a held-back size, seed 1: 'c' has 3 of 1000003 elements wrong");
+  EXPECT_EQ(r.find_stage(StageId::time)->status, StageStatus::not_run) << "a failing stage stops the flow";
+  EXPECT_EQ(r.find_stage(StageId::prove)->status, StageStatus::passed) << "prove reads the PTX only";
+  EXPECT_EQ(gpu.last(gpu::JobKind::time), nullptr);
+  auto j = nlohmann::json::parse(render_report_json(r));
+  EXPECT_EQ(j["stages"][2]["name"], "verify");
+  EXPECT_EQ(j["stages"][2]["held_back"], true);
+  EXPECT_FALSE(j["stages"][0].contains("held_back"));
+
+  gpu.answer = [](const gpu::Job& job) {
+    gpu::Outcome o = healthy_gpu(job);
+    if (job.kind == gpu::JobKind::verify) {
+      o.verify.reset();
+      o.failure = gpu::Failure{gpu::FailureKind::fault, "CUDA_ERROR_ILLEGAL_ADDRESS (700)", "size set 'tiny', seed 2", true};
+    }
+    return o;
+  };
+  r = p.run(task_, kRoot + "/tasks/level1/vector_add/solution.ptx", {});
+  EXPECT_EQ(r.verdict(), "FAILED at verify: fault: CUDA_ERROR_ILLEGAL_ADDRESS (700) (size set 'tiny', seed 2)");
+  EXPECT_EQ(r.verdict(Audience::model).find("tiny"), std::string::npos) << r.verdict(Audience::model);
+  EXPECT_EQ(nlohmann::json::parse(render_report_json(r))["failure"]["kind"], "fault");
+}
+
+TEST_F(PipelineTest, ATimingThatFailsItsReverifyFailsTheTimeStage) {
+  gpu::FakeWorker gpu;
+  gpu.answer = [](const gpu::Job& job) {
+    gpu::Outcome o = healthy_gpu(job);
+    if (o.time) {
+      o.time->reverify_pass = false;
+      o.time->reverify_problem = "after timing, a launch with fresh inputs on 'small' failed";
+    }
+    return o;
+  };
+  Pipeline p(gpu);
+  RunRecord r = p.run(task_, kRoot + "/tasks/level1/vector_add/solution.ptx", {});
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(r.gpu_verified);
+  EXPECT_EQ(r.verdict(), "FAILED at time: after timing, a launch with fresh inputs on 'small' failed");
+}
+
+TEST_F(PipelineTest, SanitizeIsListedAfterVerifyOnlyWhenAskedFor) {
+  gpu::FakeWorker gpu;
+  gpu.answer = healthy_gpu;
+  Pipeline p(gpu);
+  RunOptions opts;
+  opts.sanitize = true;
+  RunRecord r = p.run(task_, kRoot + "/tasks/level1/vector_add/solution.ptx", opts);
+  std::vector<std::string> order;
+  for (auto& s : r.stages) order.push_back(std::string(to_string(s.id)));
+  EXPECT_EQ(order, (std::vector<std::string>{"check", "assemble", "verify", "sanitize", "time", "prove"}));
+  EXPECT_EQ(r.find_stage(StageId::sanitize)->status, StageStatus::skipped) << "a fake worker is no process to sanitize";
+  EXPECT_TRUE(r.passed) << "a skipped stage fails nothing";
+  EXPECT_EQ(nlohmann::json::parse(render_report_json(r))["stages"][3]["name"], "sanitize");
+
+  gpu.answer = [](const gpu::Job& job) {
+    gpu::Outcome o = healthy_gpu(job);
+    if (o.verify) o.verify->cases[0].pass = false;
+    return o;
+  };
+  r = p.run(task_, kRoot + "/tasks/level1/vector_add/solution.ptx", opts);
+  EXPECT_EQ(r.find_stage(StageId::sanitize), nullptr) << "after a failed verify, sanitize does not run and is not listed";
+}
+
+TEST(StageIds, SpelledOnceBothWays) {
+  for (auto& st : stage_table()) EXPECT_EQ(stage_id_from_string(to_string(st.id)), st.id);
+  EXPECT_EQ(stage_table().size(), 6u);
+  EXPECT_FALSE(stage_id_from_string("extract").has_value());
 }
 
 TEST(Prove, CountsRequiredFamiliesInThePtx) {

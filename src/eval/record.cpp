@@ -4,6 +4,24 @@
 
 namespace ptxforge::eval {
 
+namespace {
+constexpr std::pair<StageId, std::string_view> kStageIds[] = {{StageId::check, "check"},   {StageId::assemble, "assemble"},
+                                                              {StageId::verify, "verify"}, {StageId::sanitize, "sanitize"},
+                                                              {StageId::time, "time"},     {StageId::prove, "prove"}};
+}  // namespace
+
+std::string_view to_string(StageId s) {
+  for (auto& [id, name] : kStageIds)
+    if (id == s) return name;
+  return "?";
+}
+
+std::optional<StageId> stage_id_from_string(std::string_view s) {
+  for (auto& [id, name] : kStageIds)
+    if (name == s) return id;
+  return std::nullopt;
+}
+
 std::string_view stage_status_name(StageStatus s) {
   switch (s) {
     case StageStatus::passed: return "passed";
@@ -14,26 +32,28 @@ std::string_view stage_status_name(StageStatus s) {
   return "?";
 }
 
-StageResult& RunRecord::stage(std::string_view name) {
+StageResult& RunRecord::stage(StageId id) {
   for (auto& s : stages)
-    if (s.name == name) return s;
-  stages.push_back({std::string(name), StageStatus::not_run, "", 0});
+    if (s.id == id) return s;
+  StageResult fresh;
+  fresh.id = id;
+  stages.push_back(fresh);
   return stages.back();
 }
 
-const StageResult* RunRecord::find_stage(std::string_view name) const {
+const StageResult* RunRecord::find_stage(StageId id) const {
   for (auto& s : stages)
-    if (s.name == name) return &s;
+    if (s.id == id) return &s;
   return nullptr;
 }
 
-std::string RunRecord::verdict() const {
+std::string RunRecord::verdict(Audience a) const {
   for (auto& s : stages)
-    if (s.status == StageStatus::failed) return fmt::format("FAILED at {}: {}", s.name, s.summary);
+    if (s.status == StageStatus::failed) return fmt::format("FAILED at {}: {}", to_string(s.id), s.text(a));
   if (!gpu_verified) {
-    const StageResult* v = find_stage("verify");
-    if (v && v->summary.rfind("NOT verified", 0) == 0) return v->summary;
-    return "NOT verified on a GPU" + (v && !v->summary.empty() ? ": " + v->summary : std::string());
+    const StageResult* v = find_stage(StageId::verify);
+    if (v && v->text(a).rfind("NOT verified", 0) == 0) return v->text(a);
+    return "NOT verified on a GPU" + (v && !v->text(a).empty() ? ": " + v->text(a) : std::string());
   }
   return flags.empty() ? "passed" : fmt::format("passed, but {}", flags.front());
 }

@@ -13,14 +13,29 @@
 
 namespace ptxforge::eval {
 
+// The stages, in the order the record lists them (eval/stages.h runs them). JSON and text
+// spell them as to_string does.
+enum class StageId { check, assemble, verify, sanitize, time, prove };
+std::string_view to_string(StageId s);
+std::optional<StageId> stage_id_from_string(std::string_view s);
+
 enum class StageStatus { passed, failed, skipped, not_run };
 std::string_view stage_status_name(StageStatus s);
 
+// Who reads a verdict: a person (every size set named) or the model (held-back size sets
+// never named).
+enum class Audience { person, model };
+
 struct StageResult {
-  std::string name;  // check, assemble, verify, time, prove
+  StageId id = StageId::check;
   StageStatus status = StageStatus::not_run;
   std::string summary;  // one line
   double seconds = 0;
+  // The summary names a held-back size set. The stage then also writes `model_summary`,
+  // the same verdict without the set; printers for a model use that one.
+  bool held_back = false;
+  std::string model_summary;
+  const std::string& text(Audience a) const { return a == Audience::model && held_back ? model_summary : summary; }
 };
 
 // Evidence that a required instruction family is really there. `in_ptx` is the static
@@ -48,9 +63,10 @@ struct RunRecord {
   bool passed = false;                  // every stage that ran passed, and verify ran
   double check_wall_s = 0;              // check + assemble + verify, without timing trials
 
-  StageResult& stage(std::string_view name);
-  const StageResult* find_stage(std::string_view name) const;
-  std::string verdict() const;  // one line: "passed", "failed at verify: ...", "NOT verified on a GPU: ..."
+  StageResult& stage(StageId id);
+  const StageResult* find_stage(StageId id) const;
+  // One line: "passed", "FAILED at verify: ...", "NOT verified on a GPU: ...".
+  std::string verdict(Audience a = Audience::person) const;
 };
 
 // Printers, apart from measurement.

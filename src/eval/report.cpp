@@ -36,7 +36,7 @@ std::string render_report_text(const RunRecord& r, bool color) {
   for (auto& s : r.stages) {
     const char* code = s.status == StageStatus::passed ? "32" : s.status == StageStatus::failed ? "31" : "33";
     std::string status = fmt::format("{:<8}", stage_status_name(s.status));
-    out += fmt::format("  {:<9} {} {}{}\n", s.name, paint(status, code, color), s.summary,
+    out += fmt::format("  {:<9} {} {}{}\n", to_string(s.id), paint(status, code, color), s.summary,
                        s.seconds > 0 ? fmt::format(" ({:.3f} s)", s.seconds) : "");
   }
   if (r.diagnostics.error_count() > 0 || r.diagnostics.warning_count() > 0) {
@@ -88,8 +88,12 @@ std::string render_report_json(const RunRecord& r) {
   j["gpu_verified"] = r.gpu_verified;
   j["check_wall_s"] = r.check_wall_s;
   j["stages"] = json::array();
-  for (auto& s : r.stages)
-    j["stages"].push_back({{"name", s.name}, {"status", std::string(stage_status_name(s.status))}, {"summary", s.summary}, {"seconds", s.seconds}});
+  for (auto& s : r.stages) {
+    json sj = {{"name", std::string(to_string(s.id))}, {"status", std::string(stage_status_name(s.status))},
+               {"summary", s.summary}, {"seconds", s.seconds}};
+    if (s.held_back) sj["held_back"] = true;  // the summary names a held-back size set
+    j["stages"].push_back(sj);
+  }
   SourceText src(r.source_name, r.source_text);
   j["diagnostics"] = json::parse(render_json(r.diagnostics, src));
   for (auto& d : j["diagnostics"]["diagnostics"]) d["file"] = src.name();  // as check --format json gives them

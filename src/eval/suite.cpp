@@ -5,6 +5,21 @@
 
 namespace ptxforge::eval {
 
+std::string_view to_string(ValidationStatus s) {
+  switch (s) {
+    case ValidationStatus::passed: return "passed";
+    case ValidationStatus::failed: return "failed";
+    case ValidationStatus::not_verified: return "not_verified";
+    case ValidationStatus::invalid: return "invalid";
+  }
+  return "?";
+}
+
+ValidationStatus TaskValidation::status() const {
+  if (!run.gpu_verified) return no_gpu ? ValidationStatus::not_verified : ValidationStatus::failed;
+  return ok() ? ValidationStatus::passed : ValidationStatus::failed;
+}
+
 TrivialAudit audit_trivial_cases(const std::vector<gpu::CaseResult>& cases, const std::string& library) {
   TrivialAudit a;
   std::map<std::string, std::pair<int, int>> kinds;  // kind -> (size sets, size sets rejecting it)
@@ -35,7 +50,7 @@ TaskValidation validate_task(Pipeline& pipeline, const task::Task& t, bool time)
   opts.time = time;
   v.run = pipeline.run(t, t.dir + "/solution.ptx", opts);
   if (!v.run.gpu_verified) {
-    const StageResult* verify = v.run.find_stage("verify");
+    const StageResult* verify = v.run.find_stage(StageId::verify);
     v.no_gpu = verify && verify->status == StageStatus::skipped;
     return v;
   }

@@ -21,6 +21,12 @@ struct TrivialAudit {
 // copying the input IS the answer, and the other sizes must catch it.
 TrivialAudit audit_trivial_cases(const std::vector<gpu::CaseResult>& cases, const std::string& library);
 
+// A validated task's standing, as `suite validate --json` spells it (to_string): passed,
+// failed, not_verified (no GPU here: checked and assembled only) or invalid (task.toml does
+// not load).
+enum class ValidationStatus { passed, failed, not_verified, invalid };
+std::string_view to_string(ValidationStatus s);
+
 struct TaskValidation {
   RunRecord run, warm;
   bool no_gpu = false;     // verify was skipped: there is no GPU here
@@ -29,6 +35,7 @@ struct TaskValidation {
   bool ok() const {
     return run.passed && warm.gpu_verified && error.empty() && audit.holes.empty() && audit.disagreements.empty();
   }
+  ValidationStatus status() const;
 };
 
 TaskValidation validate_task(Pipeline& pipeline, const task::Task& t, bool time);

@@ -36,5 +36,22 @@ TEST(SuiteAudit, TheReferenceMustAgreeWithTheLibraryEverywhere) {
   EXPECT_NE(a.disagreements[0].find("cublas_sgemm differ on size set 'odd': 10 of 10"), std::string::npos);
 }
 
+TEST(SuiteValidation, TheStatusFollowsTheRunTheAuditAndTheGpu) {
+  TaskValidation v;
+  v.no_gpu = true;
+  EXPECT_EQ(v.status(), ValidationStatus::not_verified);
+  v.no_gpu = false;
+  EXPECT_EQ(v.status(), ValidationStatus::failed) << "verify failed on a GPU";
+  v.run.gpu_verified = v.run.passed = v.warm.gpu_verified = true;
+  EXPECT_EQ(v.status(), ValidationStatus::passed);
+  v.audit.holes.push_back("an output that is 'zeros' passes on all 2 size sets");
+  EXPECT_EQ(v.status(), ValidationStatus::failed);
+  v.audit.holes.clear();
+  v.error = "fault: ...";
+  EXPECT_EQ(v.status(), ValidationStatus::failed);
+  EXPECT_EQ(to_string(ValidationStatus::not_verified), "not_verified");
+  EXPECT_EQ(to_string(ValidationStatus::invalid), "invalid");
+}
+
 }  // namespace
 }  // namespace ptxforge::eval

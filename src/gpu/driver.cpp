@@ -76,12 +76,6 @@ bool is_sticky(CUresult r) {
   }
 }
 
-std::string DeviceInfo::arch() const {
-  std::string a = fmt::format("sm_{}{}", cc_major, cc_minor);
-  if (cc_major >= 9) a += "a";  // the arch-specific target unlocks wgmma, setmaxnreg, tcgen05
-  return a;
-}
-
 Result<DeviceInfo> device_info(int ordinal) {
   auto dr = driver();
   if (!dr) return dr.error();

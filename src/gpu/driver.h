@@ -1,12 +1,15 @@
 // The CUDA driver API, loaded at run time with dlopen("libcuda.so.1") and cuGetProcAddress,
 // so nothing links libcuda: the same binary runs (and its tests start) on machines without
-// a GPU, where driver() returns an error that says so. Only files under gpu/ include this.
+// a GPU, where driver() returns an error that says so. Only the worker's files (executor,
+// worker_main, tensor_map, library_baseline) include this: the parent process asks the
+// worker (JobKind::device) and never loads libcuda itself.
 #pragma once
 
 #include <cuda.h>
 
 #include <string>
 
+#include "gpu/measurement.h"
 #include "util/result.h"
 
 namespace ptxforge::gpu {
@@ -32,20 +35,7 @@ std::string describe(CUresult r);
 // Errors after which the context is unusable and the process must be restarted.
 bool is_sticky(CUresult r);
 
-// Facts `ptxforge doctor` and the prompt's hardware section show.
-struct DeviceInfo {
-  std::string name;
-  int cc_major = 0, cc_minor = 0;
-  int sms = 0;
-  int max_threads_per_block = 0;
-  int shared_per_block = 0, shared_per_block_optin = 0, shared_per_sm = 0;
-  int registers_per_block = 0, registers_per_sm = 0;
-  int l2_bytes = 0;
-  size_t memory_bytes = 0;
-  int clock_khz = 0, memory_clock_khz = 0, bus_width_bits = 0;
-  int driver_version = 0;  // 13000 for 13.0
-  std::string arch() const;  // "sm_90a" for 9.0 (the arch-specific target of the device)
-};
+// The device's facts (gpu/measurement.h), read from the driver: called in the worker only.
 Result<DeviceInfo> device_info(int ordinal = 0);
 
 }  // namespace ptxforge::gpu

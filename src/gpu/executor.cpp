@@ -10,7 +10,6 @@
 #include "gpu/driver.h"
 #include "gpu/library_baseline.h"
 #include "gpu/tensor_map.h"
-#include "ptx/parser.h"
 #include "task/buffers.h"
 #include "task/launch_spec.h"
 #include "util/text.h"
@@ -50,14 +49,15 @@ struct Abort {
   bool fatal = false;
 };
 
-[[noreturn]] void abort_with(std::string kind, std::string message, std::string where = "", bool fatal = false) {
-  throw Abort{{std::move(kind), std::move(message), std::move(where)}, fatal};
+[[noreturn]] void abort_with(FailureKind kind, std::string message, std::string where = "", bool fatal = false) {
+  throw Abort{{kind, std::move(message), std::move(where)}, fatal};
 }
 
 void check_cu(CUresult r, const char* what, const std::string& where) {
   if (r == CUDA_SUCCESS) return;
-  if (r == CUDA_ERROR_OUT_OF_MEMORY) abort_with("oom", fmt::format("{}: {}", what, describe(r)), where);
-  abort_with(is_sticky(r) ? "fault" : "launch", fmt::format("{}: {}", what, describe(r)), where, is_sticky(r));
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) abort_with(FailureKind::oom, fmt::format("{}: {}", what, describe(r)), where);
+  abort_with(is_sticky(r) ? FailureKind::fault : FailureKind::launch, fmt::format("{}: {}", what, describe(r)), where,
+             is_sticky(r));
 }
 
 // Device memory released at the end of a scope, even when a case aborts.
@@ -89,19 +89,19 @@ struct Module {
 
 void load_module(const Driver& d, Module& mod, const std::string& cubin_path, const char* what) {
   auto image = read_file(cubin_path);
-  if (!image) abort_with("load", image.error().message);
+  if (!image) abort_with(FailureKind::load, image.error().message);
   char log[8192] = {};
   CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void* vals[] = {log, reinterpret_cast<void*>(sizeof log)};
   mod.d = &d;
   CUresult r = d.cuModuleLoadDataEx(&mod.m, image->data(), 2, opts, vals);
-  if (r != CUDA_SUCCESS) abort_with("load", fmt::format("loading the {} failed: {}{}{}", what, describe(r), log[0] ? "\n" : "", log));
+  if (r != CUDA_SUCCESS) abort_with(FailureKind::load, fmt::format("loading the {} failed: {}{}{}", what, describe(r), log[0] ? "\n" : "", log));
 }
 
 CUfunction get_function(const Driver& d, CUmodule m, const std::string& name, const char* what) {
   CUfunction f = nullptr;
   if (d.cuModuleGetFunction(&f, m, name.c_str()) != CUDA_SUCCESS)
-    abort_with("load", fmt::format("the {} has no kernel '{}'", what, name));
+    abort_with(FailureKind::load, fmt::format("the {} has no kernel '{}'", what, name));
   return f;
 }
 
@@ -115,19 +115,19 @@ Dims evaluate_launch(const task::Launch& l, const task::Bindings& b, const std::
   auto g = l.grid.evaluate(b);
   auto k = l.block.evaluate(b);
   auto s = l.smem.evaluate_int(b);
-  if (!g) abort_with("spec", "grid: " + g.error().message, where);
-  if (!k) abort_with("spec", "block: " + k.error().message, where);
-  if (!s) abort_with("spec", "smem: " + s.error().message, where);
+  if (!g) abort_with(FailureKind::spec, "grid: " + g.error().message, where);
+  if (!k) abort_with(FailureKind::spec, "block: " + k.error().message, where);
+  if (!s) abort_with(FailureKind::spec, "smem: " + s.error().message, where);
   d.grid = *g;
   d.block = *k;
   d.smem = *s;
   if (l.has_cluster) {
     auto c = l.cluster.evaluate(b);
-    if (!c) abort_with("spec", "cluster: " + c.error().message, where);
+    if (!c) abort_with(FailureKind::spec, "cluster: " + c.error().message, where);
     d.cluster = *c;
   }
   for (auto v : d.grid)
-    if (v > 0x7fffffff) abort_with("spec", fmt::format("grid dimension {} is too large", v), where);
+    if (v > 0x7fffffff) abort_with(FailureKind::spec, fmt::format("grid dimension {} is too large", v), where);
   return d;
 }
 
@@ -167,25 +167,14 @@ struct Loaded {
   CUfunction reference_fn = nullptr;
 };
 
+// The task is read from its folder; the launch spec comes resolved in the job (the parent
+// parsed and checked it against the task and the PTX), so the worker never reads the PTX.
 void load(const Driver& d, const Job& job, Loaded& L) {
   auto t = task::load_task(job.task_dir);
-  if (!t) abort_with("spec", t.error().message);
+  if (!t) abort_with(FailureKind::spec, t.error().message);
   L.task = std::move(*t);
-  auto text = read_file(job.candidate_path);
-  if (!text) abort_with("spec", text.error().message);
-  Result<task::LaunchSpec> spec = Error{""};
-  if (!job.launch_path.empty()) {
-    auto lt = read_file(job.launch_path);
-    if (!lt) abort_with("spec", lt.error().message);
-    spec = task::parse_launch_toml(*lt, job.launch_path);
-  } else {
-    spec = task::parse_launch_comments(*text, job.candidate_path);
-  }
-  if (!spec) abort_with("spec", spec.error().message);
-  L.spec = std::move(*spec);
-  Diagnostics parse_diags;
-  ptx::Module module = ptx::parse(*text, parse_diags);
-  if (auto s = task::check_launch_spec(L.spec, L.task, module, job.candidate_path); !s) abort_with("spec", s.error().message);
+  if (job.launch.launches.empty()) abort_with(FailureKind::spec, "the job carries no launch");
+  L.spec = job.launch;
   load_module(d, L.reference, job.reference_cubin, "reference");
   load_module(d, L.candidate, job.candidate_cubin, "candidate");
   L.reference_fn = get_function(d, L.reference.m, L.task.reference.entry, "reference");
@@ -208,7 +197,7 @@ HostCase make_host_case(const Loaded& L, const task::SizeSet& set, uint64_t seed
     const Param& p = L.task.params[i];
     if (p.kind == Param::buffer) {
       auto n = p.count.evaluate_int(h.symbols);
-      if (!n) abort_with("spec", fmt::format("count of '{}': {}", p.name, n.error().message), where);
+      if (!n) abort_with(FailureKind::spec, fmt::format("count of '{}': {}", p.name, n.error().message), where);
       h.counts[p.name] = static_cast<size_t>(*n);
       if (p.role != task::Role::out) {
         auto& bytes = h.in[p.name];
@@ -221,7 +210,7 @@ HostCase make_host_case(const Loaded& L, const task::SizeSet& set, uint64_t seed
       }
     } else if (p.kind == Param::scalar) {
       auto v = p.value.evaluate(h.symbols);
-      if (!v) abort_with("spec", fmt::format("value of '{}': {}", p.name, v.error().message), where);
+      if (!v) abort_with(FailureKind::spec, fmt::format("value of '{}': {}", p.name, v.error().message), where);
       std::array<uint8_t, 8> b{};
       task::store_element(b.data(), p.dtype, 0, v->as_double());
       h.scalars[p.name] = b;
@@ -235,7 +224,7 @@ std::map<std::string, size_t> scratch_counts(const Loaded& L, const task::Bindin
   std::map<std::string, size_t> out;
   for (auto& sc : L.spec.scratch) {
     auto n = sc.count.evaluate_int(symbols);
-    if (!n) abort_with("spec", fmt::format("count of scratch '{}': {}", sc.name, n.error().message), where);
+    if (!n) abort_with(FailureKind::spec, fmt::format("count of scratch '{}': {}", sc.name, n.error().message), where);
     out[sc.name] = static_cast<size_t>(*n);
   }
   return out;
@@ -359,7 +348,7 @@ void setup_candidate(const Driver& d, const Loaded& L, const HostCase& h, Alloca
     const Param* tm = L.task.find_param(choice.name);
     const Param* over = L.task.find_param(tm->over);
     auto m = encode_tensor_map(d, *tm, choice, over->dtype, cb.data.at(over->name), h.symbols);
-    if (!m) abort_with("spec", fmt::format("tensor map '{}': {}", choice.name, m.error().message), where);
+    if (!m) abort_with(FailureKind::spec, fmt::format("tensor map '{}': {}", choice.name, m.error().message), where);
     cb.maps[choice.name] = *m;
   }
 }
@@ -426,16 +415,21 @@ std::shared_ptr<CachedCase> cached_case(Executor::State& s, const Loaded& L, con
 CaseResult verify_case(Executor::State& s, const Loaded& L, const Job& job, const task::SizeSet& set, uint64_t seed) {
   const Driver& d = *s.d;
   std::string where = fmt::format("size set '{}', seed {}", set.name, seed);
-  auto c = cached_case(s, L, job, set, seed, true, where);
-  Allocations mem(d);
-  CandidateBuffers cb;
-  setup_candidate(d, L, c->h, mem, cb, where);
-  run_candidate_launches(d, L, c->h, cb, where, true);
-  CaseResult cr = check_candidate(d, L, c->h, cb, c->expected, where);
-  cr.size_set = set.name;
-  cr.shown = set.shown;
-  cr.seed = seed;
-  return cr;
+  try {
+    auto c = cached_case(s, L, job, set, seed, true, where);
+    Allocations mem(d);
+    CandidateBuffers cb;
+    setup_candidate(d, L, c->h, mem, cb, where);
+    run_candidate_launches(d, L, c->h, cb, where, true);
+    CaseResult cr = check_candidate(d, L, c->h, cb, c->expected, where);
+    cr.size_set = set.name;
+    cr.shown = set.shown;
+    cr.seed = seed;
+    return cr;
+  } catch (Abort& a) {
+    a.failure.held_back = !set.shown;  // `where` names the set: printers for a model leave it out
+    throw;
+  }
 }
 
 double now_s() {
@@ -506,7 +500,7 @@ TimeReport time_job(Executor::State& s, const Loaded& L, const Job& job) {
         st.library = time_runs(
             s,
             [&] {
-              if (auto r = lib->run(*L.task.baseline, h.symbols, bufs); !r) abort_with("library", r.error().message, where);
+              if (auto r = lib->run(*L.task.baseline, h.symbols, bufs); !r) abort_with(FailureKind::library, r.error().message, where);
             },
             job.max_trials, per, where);
       }
@@ -563,7 +557,7 @@ std::vector<CaseResult> trivial_cases(Executor::State& s, const Loaded& L, const
       // The library computes the same product: the reference must agree with it.
       Allocations mem(d);
       auto bufs = plain_buffers(d, L, h, mem, where);
-      if (auto r = lib->run(*L.task.baseline, h.symbols, bufs); !r) abort_with("library", r.error().message, where);
+      if (auto r = lib->run(*L.task.baseline, h.symbols, bufs); !r) abort_with(FailureKind::library, r.error().message, where);
       check_cu(d.cuCtxSynchronize(), "running the library", where);
       auto got = download_outputs(d, L, h, bufs, where);
       CaseResult cr;
@@ -637,25 +631,37 @@ Outcome Executor::run(const Job& job) {
   Outcome out;
   double t0 = now_s();
   try {
+    if (job.kind == JobKind::device) {
+      out.device = s_->info;
+      return out;
+    }
     Loaded L;
     load(*s_->d, job, L);
-    if (job.op == "verify") {
-      VerifyReport rep;
-      for (const task::SizeSet* set : L.task.size_sets(job.held_back))
-        for (int seed = 1; seed <= job.seeds; ++seed) rep.cases.push_back(verify_case(*s_, L, job, *set, static_cast<uint64_t>(seed)));
-      rep.seconds = now_s() - t0;
-      out.verify = std::move(rep);
-    } else if (job.op == "trivial") {
-      VerifyReport rep;
-      rep.cases = trivial_cases(*s_, L, job);
-      rep.seconds = now_s() - t0;
-      out.verify = std::move(rep);
-    } else if (job.op == "time") {
-      TimeReport rep = time_job(*s_, L, job);
-      rep.seconds = now_s() - t0;
-      out.time = std::move(rep);
-    } else {
-      abort_with("protocol", fmt::format("unknown job '{}'", job.op));
+    switch (job.kind) {
+      case JobKind::verify: {
+        VerifyReport rep;
+        for (const task::SizeSet* set : L.task.size_sets(job.held_back))
+          for (int seed = 1; seed <= job.seeds; ++seed)
+            rep.cases.push_back(verify_case(*s_, L, job, *set, static_cast<uint64_t>(seed)));
+        rep.seconds = now_s() - t0;
+        out.verify = std::move(rep);
+        break;
+      }
+      case JobKind::trivial: {
+        VerifyReport rep;
+        rep.cases = trivial_cases(*s_, L, job);
+        rep.seconds = now_s() - t0;
+        out.verify = std::move(rep);
+        break;
+      }
+      case JobKind::time: {
+        TimeReport rep = time_job(*s_, L, job);
+        rep.seconds = now_s() - t0;
+        out.time = std::move(rep);
+        break;
+      }
+      case JobKind::device:
+        break;
     }
   } catch (const Abort& a) {
     out.failure = a.failure;

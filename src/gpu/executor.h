@@ -10,15 +10,22 @@
 #include <string>
 
 #include "gpu/measurement.h"
+#include "task/launch_spec.h"
 #include "util/result.h"
 
 namespace ptxforge::gpu {
 
+// What a job asks of the worker: verify, time, trivial (do trivial outputs fail the task?),
+// or device (the GPU's facts; nothing else in the job is read). JSON's "op" spells them as
+// to_string does.
+enum class JobKind { verify, time, trivial, device };
+std::string_view to_string(JobKind k);
+std::optional<JobKind> job_kind_from_string(std::string_view s);
+
 struct Job {
-  std::string op;               // "verify", "time", or "trivial" (do trivial outputs fail the task?)
+  JobKind kind = JobKind::verify;
   std::string task_dir;
-  std::string candidate_path;   // the PTX (its `// @launch` lines are the spec unless launch_path is set)
-  std::string launch_path;      // optional TOML launch spec
+  task::LaunchSpec launch;      // resolved and checked by the parent (entries and arguments filled in)
   std::string candidate_cubin;  // assembled by the parent
   std::string reference_cubin;  // reference.cu built by nvcc
   bool held_back = true;        // verify the held-back size sets too
@@ -30,6 +37,7 @@ struct Job {
 struct Outcome {
   std::optional<VerifyReport> verify;
   std::optional<TimeReport> time;
+  std::optional<DeviceInfo> device;  // a device job's answer
   std::optional<Failure> failure;
   bool fatal = false;  // the CUDA context is unusable: the worker exits after replying
 };

@@ -2,8 +2,35 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 
 namespace ptxforge::gpu {
+
+namespace {
+constexpr std::pair<FailureKind, std::string_view> kFailureKinds[] = {
+    {FailureKind::spec, "spec"},         {FailureKind::load, "load"},   {FailureKind::launch, "launch"},
+    {FailureKind::fault, "fault"},       {FailureKind::oom, "oom"},     {FailureKind::library, "library"},
+    {FailureKind::timeout, "timeout"},   {FailureKind::crash, "crash"}, {FailureKind::protocol, "protocol"},
+    {FailureKind::driver, "driver"}};
+}  // namespace
+
+std::string_view to_string(FailureKind k) {
+  for (auto& [kind, name] : kFailureKinds)
+    if (kind == k) return name;
+  return "?";
+}
+
+std::optional<FailureKind> failure_kind_from_string(std::string_view s) {
+  for (auto& [kind, name] : kFailureKinds)
+    if (name == s) return kind;
+  return std::nullopt;
+}
+
+std::string DeviceInfo::arch() const {
+  std::string a = fmt::format("sm_{}{}", cc_major, cc_minor);
+  if (cc_major >= 9) a += "a";  // the arch-specific target unlocks wgmma, setmaxnreg, tcgen05
+  return a;
+}
 
 TimingStats summarize(std::vector<double> v) {
   TimingStats s;

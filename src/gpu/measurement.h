@@ -5,21 +5,27 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "task/compare.h"
 
 namespace ptxforge::gpu {
 
-// Why a job could not be completed. Kinds: "spec" (the launch spec does not fit the task),
-// "load" (the driver rejected a module), "launch" (a launch was refused), "fault" (the
-// kernel faulted: illegal address, trap, ...), "oom", "timeout" (killed after the
-// wall-clock limit), "crash" (the worker died), "protocol" (the worker said something
-// unreadable), "driver" (no GPU or driver).
+// Why a job could not be completed: spec (the launch spec does not fit the task), load (the
+// driver rejected a module), launch (a launch was refused), fault (the kernel faulted:
+// illegal address, trap, ...), oom, library (the vendor baseline failed), timeout (killed
+// after the wall-clock limit), crash (the worker died), protocol (the worker said something
+// unreadable), driver (no GPU or driver). JSON spells them as to_string does.
+enum class FailureKind { spec, load, launch, fault, oom, library, timeout, crash, protocol, driver };
+std::string_view to_string(FailureKind k);
+std::optional<FailureKind> failure_kind_from_string(std::string_view s);
+
 struct Failure {
-  std::string kind;
+  FailureKind kind = FailureKind::crash;
   std::string message;
-  std::string where;  // "size set 'small', seed 1, candidate launch 2" ...
+  std::string where;       // "size set 'small', seed 1, candidate launch 2" ...
+  bool held_back = false;  // `where` names a held-back size set: never shown to a model
 };
 
 struct CaseResult {
@@ -43,6 +49,23 @@ struct SizeTiming {
   TimingStats candidate, reference;
   std::optional<TimingStats> library;
   std::string library_name;
+};
+
+// Facts about the GPU, read by the worker (the only process that loads the driver) and sent
+// to the parent for `ptxforge doctor`, the prompt's hardware section and the target to
+// assemble for.
+struct DeviceInfo {
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sms = 0;
+  int max_threads_per_block = 0;
+  int shared_per_block = 0, shared_per_block_optin = 0, shared_per_sm = 0;
+  int registers_per_block = 0, registers_per_sm = 0;
+  int l2_bytes = 0;
+  size_t memory_bytes = 0;
+  int clock_khz = 0, memory_clock_khz = 0, bus_width_bits = 0;
+  int driver_version = 0;  // 13000 for 13.0
+  std::string arch() const;  // "sm_90a" for 9.0 (the arch-specific target of the device)
 };
 
 struct VerifyReport {

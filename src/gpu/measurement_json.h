@@ -4,17 +4,22 @@
 #include <nlohmann/json.hpp>
 
 #include "gpu/measurement.h"
+#include "task/launch_spec.h"
 
 namespace ptxforge::task {
 void to_json(nlohmann::json& j, const Mismatch& m);
 void from_json(const nlohmann::json& j, Mismatch& m);
 void to_json(nlohmann::json& j, const Comparison& c);
 void from_json(const nlohmann::json& j, Comparison& c);
+void to_json(nlohmann::json& j, const LaunchSpec& s);
+void from_json(const nlohmann::json& j, LaunchSpec& s);
 }  // namespace ptxforge::task
 
 namespace ptxforge::gpu {
 void to_json(nlohmann::json& j, const Failure& f);
 void from_json(const nlohmann::json& j, Failure& f);
+void to_json(nlohmann::json& j, const DeviceInfo& d);
+void from_json(const nlohmann::json& j, DeviceInfo& d);
 void to_json(nlohmann::json& j, const CaseResult& c);
 void from_json(const nlohmann::json& j, CaseResult& c);
 void to_json(nlohmann::json& j, const TimingStats& t);

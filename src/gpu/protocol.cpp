@@ -1,6 +1,7 @@
 #include "gpu/protocol.h"
 
 #include <cmath>
+#include <stdexcept>
 #include <fmt/format.h>
 
 #include "gpu/measurement_json.h"
@@ -47,15 +48,144 @@ void from_json(const json& j, Comparison& c) {
   c.pass = j.at("pass");
   c.hint = j.at("hint");
 }
+
+// The resolved launch spec travels as the text of its expressions; the worker parses those
+// expressions back (not the PTX, not the `// @launch` lines).
+static SizeExpr expr_from(const json& j) {
+  auto e = SizeExpr::parse(j.get<std::string>());
+  if (!e) throw std::runtime_error("expression '" + j.get<std::string>() + "': " + e.error().message);
+  return *e;
+}
+static Dim3Expr dim3_from(const json& j) {
+  auto e = Dim3Expr::parse(j.get<std::string>());
+  if (!e) throw std::runtime_error("shape '" + j.get<std::string>() + "': " + e.error().message);
+  return *e;
+}
+void to_json(json& j, const LaunchSpec& spec) {
+  j = {{"launches", json::array()}, {"scratch", json::array()}, {"tensor_maps", json::array()}};
+  for (size_t i = 0; i < spec.launches.size(); ++i) {
+    const Launch& l = spec.launches[i];
+    json lj = {{"entry", l.entry}, {"grid", l.grid.text()}, {"block", l.block.text()}, {"smem", l.smem.text()}, {"args", l.args},
+               {"line", i < spec.launch_lines.size() ? spec.launch_lines[i] : 0}};
+    if (l.has_cluster) lj["cluster"] = l.cluster.text();
+    j["launches"].push_back(lj);
+  }
+  for (auto& sc : spec.scratch)
+    j["scratch"].push_back({{"name", sc.name}, {"dtype", std::string(dtype_name(sc.dtype))}, {"count", sc.count.text()}, {"line", sc.line}});
+  for (auto& tm : spec.tensor_maps) {
+    json box = json::array();
+    for (auto& b : tm.box) box.push_back(b.text());
+    j["tensor_maps"].push_back({{"name", tm.name}, {"box", box}, {"swizzle", tm.swizzle}, {"interleave", tm.interleave},
+                                {"l2", tm.l2_promotion}, {"oob", tm.oob_fill}, {"line", tm.line}});
+  }
+}
+void from_json(const json& j, LaunchSpec& spec) {
+  spec = {};
+  for (auto& lj : j.at("launches")) {
+    Launch l;
+    l.entry = lj.at("entry");
+    l.grid = dim3_from(lj.at("grid"));
+    l.block = dim3_from(lj.at("block"));
+    if (lj.contains("cluster")) {
+      l.cluster = dim3_from(lj.at("cluster"));
+      l.has_cluster = true;
+    }
+    l.smem = expr_from(lj.at("smem"));
+    l.args = lj.at("args").get<std::vector<std::string>>();
+    spec.launches.push_back(std::move(l));
+    spec.launch_lines.push_back(lj.value("line", 0));
+  }
+  for (auto& sj : j.value("scratch", json::array())) {
+    Scratch sc;
+    sc.name = sj.at("name");
+    auto dt = parse_dtype(sj.at("dtype").get<std::string>());
+    if (!dt) throw std::runtime_error("unknown dtype " + sj.at("dtype").dump());
+    sc.dtype = *dt;
+    sc.count = expr_from(sj.at("count"));
+    sc.line = sj.value("line", 0);
+    spec.scratch.push_back(std::move(sc));
+  }
+  for (auto& tj : j.value("tensor_maps", json::array())) {
+    TensorMapChoice tm;
+    tm.name = tj.at("name");
+    for (auto& b : tj.at("box")) tm.box.push_back(expr_from(b));
+    tm.swizzle = tj.value("swizzle", "none");
+    tm.interleave = tj.value("interleave", "none");
+    tm.l2_promotion = tj.value("l2", "none");
+    tm.oob_fill = tj.value("oob", "zero");
+    tm.line = tj.value("line", 0);
+    spec.tensor_maps.push_back(std::move(tm));
+  }
+}
 }  // namespace ptxforge::task
 
 namespace ptxforge::gpu {
 
-void to_json(json& j, const Failure& f) { j = {{"kind", f.kind}, {"message", f.message}, {"where", f.where}}; }
+namespace {
+constexpr std::pair<JobKind, std::string_view> kJobKinds[] = {
+    {JobKind::verify, "verify"}, {JobKind::time, "time"}, {JobKind::trivial, "trivial"}, {JobKind::device, "device_info"}};
+}  // namespace
+
+std::string_view to_string(JobKind k) {
+  for (auto& [kind, name] : kJobKinds)
+    if (kind == k) return name;
+  return "?";
+}
+
+std::optional<JobKind> job_kind_from_string(std::string_view s) {
+  for (auto& [kind, name] : kJobKinds)
+    if (name == s) return kind;
+  return std::nullopt;
+}
+
+void to_json(json& j, const Failure& f) {
+  j = {{"kind", std::string(to_string(f.kind))}, {"message", f.message}, {"where", f.where}};
+  if (f.held_back) j["held_back"] = true;  // `where` names a held-back size set
+}
 void from_json(const json& j, Failure& f) {
-  f.kind = j.at("kind");
+  std::string kind = j.at("kind");
+  auto k = failure_kind_from_string(kind);
+  if (!k) throw std::runtime_error(fmt::format("unknown failure kind '{}'", kind));
+  f.kind = *k;
   f.message = j.at("message");
   f.where = j.value("where", "");
+  f.held_back = j.value("held_back", false);
+}
+void to_json(json& j, const DeviceInfo& d) {
+  j = {{"name", d.name},
+       {"cc_major", d.cc_major},
+       {"cc_minor", d.cc_minor},
+       {"sms", d.sms},
+       {"max_threads_per_block", d.max_threads_per_block},
+       {"shared_per_block", d.shared_per_block},
+       {"shared_per_block_optin", d.shared_per_block_optin},
+       {"shared_per_sm", d.shared_per_sm},
+       {"registers_per_block", d.registers_per_block},
+       {"registers_per_sm", d.registers_per_sm},
+       {"l2_bytes", d.l2_bytes},
+       {"memory_bytes", d.memory_bytes},
+       {"clock_khz", d.clock_khz},
+       {"memory_clock_khz", d.memory_clock_khz},
+       {"bus_width_bits", d.bus_width_bits},
+       {"driver_version", d.driver_version}};
+}
+void from_json(const json& j, DeviceInfo& d) {
+  d.name = j.at("name");
+  d.cc_major = j.at("cc_major");
+  d.cc_minor = j.at("cc_minor");
+  d.sms = j.value("sms", 0);
+  d.max_threads_per_block = j.value("max_threads_per_block", 0);
+  d.shared_per_block = j.value("shared_per_block", 0);
+  d.shared_per_block_optin = j.value("shared_per_block_optin", 0);
+  d.shared_per_sm = j.value("shared_per_sm", 0);
+  d.registers_per_block = j.value("registers_per_block", 0);
+  d.registers_per_sm = j.value("registers_per_sm", 0);
+  d.l2_bytes = j.value("l2_bytes", 0);
+  d.memory_bytes = j.value("memory_bytes", size_t{0});
+  d.clock_khz = j.value("clock_khz", 0);
+  d.memory_clock_khz = j.value("memory_clock_khz", 0);
+  d.bus_width_bits = j.value("bus_width_bits", 0);
+  d.driver_version = j.value("driver_version", 0);
 }
 void to_json(json& j, const CaseResult& c) {
   j = {{"trivial", c.trivial}, {"size_set", c.size_set}, {"shown", c.shown}, {"seed", c.seed}, {"pass", c.pass}, {"outputs", c.outputs}, {"problems", c.problems}};
@@ -111,10 +241,9 @@ void from_json(const json& j, TimeReport& r) {
 }
 
 std::string encode_job(const Job& job) {
-  json j = {{"op", job.op},
+  json j = {{"op", std::string(to_string(job.kind))},
             {"task_dir", job.task_dir},
-            {"candidate_path", job.candidate_path},
-            {"launch_path", job.launch_path},
+            {"launch", job.launch},
             {"candidate_cubin", job.candidate_cubin},
             {"reference_cubin", job.reference_cubin},
             {"held_back", job.held_back},
@@ -128,10 +257,12 @@ Result<Job> decode_job(std::string_view line) {
   try {
     json j = json::parse(line);
     Job job;
-    job.op = j.at("op");
+    std::string op = j.at("op");
+    auto kind = job_kind_from_string(op);
+    if (!kind) return Error{fmt::format("bad job: unknown op '{}'", op)};
+    job.kind = *kind;
     job.task_dir = j.value("task_dir", "");
-    job.candidate_path = j.value("candidate_path", "");
-    job.launch_path = j.value("launch_path", "");
+    if (j.contains("launch")) job.launch = j.at("launch").get<task::LaunchSpec>();
     job.candidate_cubin = j.value("candidate_cubin", "");
     job.reference_cubin = j.value("reference_cubin", "");
     job.held_back = j.value("held_back", true);
@@ -148,6 +279,7 @@ std::string encode_outcome(const Outcome& o) {
   json j = json::object();
   if (o.verify) j["verify"] = *o.verify;
   if (o.time) j["time"] = *o.time;
+  if (o.device) j["device"] = *o.device;
   if (o.failure) j["failure"] = *o.failure;
   j["fatal"] = o.fatal;
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -160,9 +292,10 @@ Result<Outcome> decode_outcome(std::string_view line) {
     Outcome o;
     if (j.contains("verify")) o.verify = j.at("verify").get<VerifyReport>();
     if (j.contains("time")) o.time = j.at("time").get<TimeReport>();
+    if (j.contains("device")) o.device = j.at("device").get<DeviceInfo>();
     if (j.contains("failure")) o.failure = j.at("failure").get<Failure>();
     o.fatal = j.value("fatal", false);
-    if (!o.verify && !o.time && !o.failure) return Error{"the worker's reply holds no result"};
+    if (!o.verify && !o.time && !o.device && !o.failure) return Error{"the worker's reply holds no result"};
     return o;
   } catch (const std::exception& e) {
     return Error{fmt::format("unreadable reply from the worker: {}", e.what())};

@@ -17,17 +17,24 @@ namespace ptxforge::gpu {
 // answers on stdout; kernel printf output is sent to stderr so it cannot corrupt answers.
 int worker_main();
 
-class WorkerClient {
+// Where the pipeline sends jobs: the worker process, or a fake in tests.
+class JobRunner {
+ public:
+  virtual ~JobRunner() = default;
+  // Runs one job. Never throws and never hangs past `timeout`: every way the job can fail
+  // comes back as Outcome::failure.
+  virtual Outcome run(const Job& job, std::chrono::milliseconds timeout) = 0;
+};
+
+class WorkerClient : public JobRunner {
  public:
   // `argv` starts the worker; tests pass a fake one (a script that crashes, hangs or babbles).
   explicit WorkerClient(std::vector<std::string> argv);
-  ~WorkerClient();
+  ~WorkerClient() override;
   WorkerClient(const WorkerClient&) = delete;
   WorkerClient& operator=(const WorkerClient&) = delete;
 
-  // Runs one job. Never throws and never hangs past `timeout`: every way the worker can fail
-  // comes back as Outcome::failure.
-  Outcome run(const Job& job, std::chrono::milliseconds timeout);
+  Outcome run(const Job& job, std::chrono::milliseconds timeout) override;
 
   // One raw exchange (used by run, and by tests). On failure, `failure` says why.
   struct Exchange {
@@ -56,5 +63,11 @@ class WorkerClient {
 
 // argv for the real worker: this binary with the `worker` subcommand.
 std::vector<std::string> default_worker_argv();
+
+// The GPU's facts, from the worker: the parent never loads the driver itself. Without a GPU
+// the error says what is missing (the worker's "no CUDA driver: ...").
+Result<DeviceInfo> ask_device_info(JobRunner& worker, std::chrono::milliseconds timeout = std::chrono::seconds(60));
+// The same, from a worker started for the question (`ptxforge doctor`, a session's start).
+Result<DeviceInfo> ask_device_info(const std::vector<std::string>& worker_argv = default_worker_argv());
 
 }  // namespace ptxforge::gpu

@@ -115,19 +115,19 @@ std::string WorkerClient::stderr_tail() {
 
 WorkerClient::Exchange WorkerClient::exchange(const std::string& line, std::chrono::milliseconds timeout) {
   Exchange ex;
-  auto fail = [&](std::string kind, std::string message) {
-    ex.failure = {std::move(kind), std::move(message), ""};
+  auto fail = [&](FailureKind kind, std::string message) {
+    ex.failure = {kind, std::move(message), ""};
     return ex;
   };
   if (pid_ <= 0) {
     std::string err;
-    if (!start(err)) return fail("crash", "cannot start the worker: " + err);
+    if (!start(err)) return fail(FailureKind::crash, "cannot start the worker: " + err);
   }
   std::string msg = line + "\n";
   for (size_t off = 0; off < msg.size();) {
     ssize_t n = send(fd_, msg.data() + off, msg.size() - off, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return fail("crash", reap_dead_worker(" before taking the job"));
+    if (n <= 0) return fail(FailureKind::crash, reap_dead_worker(" before taking the job"));
     off += static_cast<size_t>(n);
   }
   auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -141,25 +141,25 @@ WorkerClient::Exchange WorkerClient::exchange(const std::string& line, std::chro
     }
     if (pending_.size() > kMaxReply) {
       stop();
-      return fail("protocol", "the worker's reply is larger than 256 MB");
+      return fail(FailureKind::protocol, "the worker's reply is larger than 256 MB");
     }
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       stop();
-      return fail("timeout", fmt::format("no answer within {:.1f} s: the kernel hangs or is far too slow; the worker was killed",
+      return fail(FailureKind::timeout, fmt::format("no answer within {:.1f} s: the kernel hangs or is far too slow; the worker was killed",
                                          static_cast<double>(timeout.count()) / 1000.0));
     }
     pollfd p{fd_, POLLIN, 0};
     int r = poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
     if (r < 0 && errno != EINTR) {
       stop();
-      return fail("crash", fmt::format("poll: {}", strerror(errno)));
+      return fail(FailureKind::crash, fmt::format("poll: {}", strerror(errno)));
     }
     if (r <= 0) continue;
     char buf[65536];
     ssize_t n = read(fd_, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return fail("crash", reap_dead_worker(""));
+    if (n <= 0) return fail(FailureKind::crash, reap_dead_worker(""));
     pending_.append(buf, static_cast<size_t>(n));
   }
 }
@@ -176,12 +176,26 @@ Outcome WorkerClient::run(const Job& job, std::chrono::milliseconds timeout) {
   if (!decoded) {
     stop();  // a worker that says nonsense is not trusted with the next job
     std::string shown = ex.reply.size() > 200 ? ex.reply.substr(0, 200) + "..." : ex.reply;
-    out.failure = Failure{"protocol", fmt::format("{}; it said: {}", decoded.error().message, shown), ""};
+    out.failure = Failure{FailureKind::protocol, fmt::format("{}; it said: {}", decoded.error().message, shown), ""};
     out.fatal = true;
     return out;
   }
   if (decoded->fatal) stop();
   return *decoded;
+}
+
+Result<DeviceInfo> ask_device_info(JobRunner& worker, std::chrono::milliseconds timeout) {
+  Job job;
+  job.kind = JobKind::device;
+  Outcome o = worker.run(job, timeout);
+  if (o.failure) return Error{o.failure->message};
+  if (!o.device) return Error{"the worker did not describe the GPU"};
+  return *o.device;
+}
+
+Result<DeviceInfo> ask_device_info(const std::vector<std::string>& worker_argv) {
+  WorkerClient worker(worker_argv);
+  return ask_device_info(worker);
 }
 
 }  // namespace ptxforge::gpu

@@ -1,3 +1,5 @@
+// The worker process: the only process that loads the CUDA driver. It answers jobs from the
+// parent (verify, time, trivial outputs, the device's facts) one JSON line at a time.
 #include <unistd.h>
 
 #include <cstdio>
@@ -5,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "gpu/driver.h"
 #include "gpu/protocol.h"
 #include "gpu/worker.h"
 
@@ -24,7 +27,12 @@ int worker_main() {
     Outcome o;
     auto job = decode_job(line);
     if (!job) {
-      o.failure = Failure{"protocol", job.error().message, ""};
+      o.failure = Failure{FailureKind::protocol, job.error().message, ""};
+    } else if (job->kind == JobKind::device && !executor) {
+      // The GPU's facts need the driver, not a context: doctor asks without claiming the GPU.
+      auto info = device_info();
+      if (info) o.device = *info;
+      else o.failure = Failure{FailureKind::driver, info.error().message, ""};
     } else {
       if (!executor && init_error.empty()) {
         auto e = Executor::create();
@@ -32,7 +40,7 @@ int worker_main() {
         else init_error = e.error().message;
       }
       if (executor) o = executor->run(*job);
-      else o.failure = Failure{"driver", init_error, ""};
+      else o.failure = Failure{FailureKind::driver, init_error, ""};
     }
     std::string reply = encode_outcome(o);
     fwrite(reply.data(), 1, reply.size(), out);

@@ -134,8 +134,9 @@ int cmd_compile(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   std::cout << res->summary();
-  if (res->status == "verified") return kExitOk;
-  if (res->status == "pending" || res->status.rfind("stopped", 0) == 0 || res->status.find("NOT verified on a GPU") != std::string::npos)
+  if (res->status == agent::SessionStatus::verified) return kExitOk;
+  if (res->status == agent::SessionStatus::pending || res->status == agent::SessionStatus::stopped ||
+      res->status == agent::SessionStatus::assembled_not_verified)
     return kExitUsage;
   return kExitInputErrors;
 }

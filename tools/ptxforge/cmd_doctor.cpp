@@ -1,5 +1,6 @@
 // ptxforge doctor: what this machine offers ptxforge: the GPU and its limits, the CUDA tools
-// and libraries; and, plainly, what is missing and what that disables.
+// and libraries; and, plainly, what is missing and what that disables. The GPU's facts come
+// from the worker process, like everything else that needs the driver.
 #include <dlfcn.h>
 
 #include <iostream>
@@ -7,9 +8,8 @@
 #include <fmt/format.h>
 
 #include "cli_parse.h"
-#include "gpu/driver.h"
-#include "util/paths.h"
 #include "gpu/worker.h"
+#include "util/paths.h"
 #include "util/subprocess.h"
 #include "util/text.h"
 
@@ -39,7 +39,7 @@ int cmd_doctor(const std::vector<std::string>& args) {
   if (int rc = parse_args(app, args); rc >= 0) return rc;
   int problems = 0;
   std::cout << "GPU\n";
-  auto info = gpu::device_info();
+  auto info = gpu::ask_device_info();  // from the worker: this process never loads libcuda
   if (!info) {
     std::cout << "  none: " << info.error().message << "\n"
               << "  without a GPU, run/compile do check and assemble only and say the kernel was NOT verified\n";

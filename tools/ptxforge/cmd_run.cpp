@@ -18,7 +18,7 @@ int cmd_run(const std::vector<std::string>& args) {
   std::vector<std::string> candidates;
   int seeds = 3;
   double timeout = 30;
-  bool json = false, no_time = false, sanitize = false;
+  bool json = false, no_time = false, sanitize = false, trace = false;
   app.add_option("task", task_name, "task folder, or a task name such as level1/vector_add")->required();
   app.add_option("candidates", candidates, "candidates: PTX with `// @launch` lines, or CUDA C++ (.cu); several run one "
                  "after another in one harness")->required();
@@ -31,6 +31,7 @@ int cmd_run(const std::vector<std::string>& args) {
   app.add_flag("--no-time", no_time, "skip the timing stage");
   app.add_flag("--sanitize", sanitize, "also run the verify stage once under compute-sanitizer");
   app.add_flag("--json", json, "print one JSON array of result records (docs/json.md)");
+  app.add_flag("--trace", trace, "print each stage's start and wall time on standard error");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
 
   auto dir = task::find_task_dir(task_name);
@@ -58,6 +59,12 @@ int cmd_run(const std::vector<std::string>& args) {
   opts.launch_path = launch;
   opts.verify_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout * 1000));
   eval::Pipeline pipeline;
+  if (trace)
+    pipeline.set_hooks({[](eval::StageId id) { std::cerr << fmt::format("trace: {} ...\n", eval::to_string(id)); },
+                        [](const eval::StageResult& s, double seconds) {
+                          std::cerr << fmt::format("trace: {} {} in {:.6f} s\n", eval::to_string(s.id),
+                                                   eval::stage_status_name(s.status), seconds);
+                        }});
   bool all_passed = true, any_failed = false;
   std::string records;  // --json: one array of records, whatever the number of candidates
   for (auto& candidate : candidates) {

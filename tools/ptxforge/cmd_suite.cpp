@@ -79,7 +79,7 @@ void validate_one(eval::Pipeline& pipeline, const std::string& d, bool time, Val
   if (!t) {
     ++n.failed;
     if (!out) std::cout << fmt::format("{}: INVALID task.toml\n{}", name, t.error().message);
-    j["status"] = "invalid";
+    j["status"] = std::string(eval::to_string(eval::ValidationStatus::invalid));
     j["error"] = t.error().message;
     if (out) out->push_back(std::move(j));
     return;
@@ -95,31 +95,26 @@ void validate_one(eval::Pipeline& pipeline, const std::string& d, bool time, Val
   } else {
     std::cout << eval::render_report_text(r);
   }
-  std::string status;
+  eval::ValidationStatus status = v.status();
   if (!r.gpu_verified) {
-    status = v.no_gpu ? "not_verified" : "failed";
     if (!out) std::cout << fmt::format("{}: solution {}\n\n", name, v.no_gpu ? "NOT verified (no GPU)" : "FAILED");
   } else if (!v.error.empty()) {
-    status = "failed";
     if (!out) std::cout << fmt::format("{}: the trivial-output check failed to run: {}\n\n", name, v.error);
-  } else {
-    status = v.ok() ? "passed" : "failed";
-    if (!out) {
-      for (auto& dis : a.disagreements) std::cout << "  DISAGREES: " << dis << "\n";
-      for (auto& h : a.holes) std::cout << "  HOLE: " << h << "\n";
-      std::cout << fmt::format(
-          "{}: solution {}, {} of {} kinds of trivial output rejected{}, candidate checked in {:.3f} s (warm worker: {:.3f} s)\n\n",
-          name, r.passed ? "passed" : "FAILED", a.kinds - static_cast<int>(a.holes.size()), a.kinds,
-          a.library_checks ? fmt::format(", reference agrees with {} on {} of {} size sets", t->baseline->library,
-                                         a.library_checks - static_cast<int>(a.disagreements.size()), a.library_checks)
-                           : "",
-          r.check_wall_s, v.warm.check_wall_s);
-    }
+  } else if (!out) {
+    for (auto& dis : a.disagreements) std::cout << "  DISAGREES: " << dis << "\n";
+    for (auto& h : a.holes) std::cout << "  HOLE: " << h << "\n";
+    std::cout << fmt::format(
+        "{}: solution {}, {} of {} kinds of trivial output rejected{}, candidate checked in {:.3f} s (warm worker: {:.3f} s)\n\n",
+        name, r.passed ? "passed" : "FAILED", a.kinds - static_cast<int>(a.holes.size()), a.kinds,
+        a.library_checks ? fmt::format(", reference agrees with {} on {} of {} size sets", t->baseline->library,
+                                       a.library_checks - static_cast<int>(a.disagreements.size()), a.library_checks)
+                         : "",
+        r.check_wall_s, v.warm.check_wall_s);
   }
-  n.validated += status == "passed";
-  n.failed += status == "failed";
-  n.no_gpu += status == "not_verified";
-  j["status"] = status;
+  n.validated += status == eval::ValidationStatus::passed;
+  n.failed += status == eval::ValidationStatus::failed;
+  n.no_gpu += status == eval::ValidationStatus::not_verified;
+  j["status"] = std::string(eval::to_string(status));
   if (out) out->push_back(std::move(j));
 }
 

@@ -1,0 +1,81 @@
+// The stage table: check -> assemble -> verify -> [sanitize] -> time -> prove, each a
+// function over one StageContext that holds the Candidate (filled in by check and assemble)
+// and the record being written. The table is the one place that lists the stages and says
+// how each takes part in the flow (defined in pipeline.cpp); Pipeline::run walks it, times every stage and calls the
+// trace hooks. A failing stage stops the flow, and its summary becomes the verdict.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eval/candidate.h"
+#include "eval/record.h"
+#include "gpu/worker.h"
+#include "task/task_spec.h"
+
+namespace ptxforge::eval {
+
+struct RunOptions {
+  bool held_back = true;   // --sizes all (default) or shown
+  int seeds = 3;
+  bool time = true;
+  bool sanitize = false;
+  std::string arch;        // "" = the GPU's, else sm_90a
+  std::string launch_path; // a TOML launch spec instead of the `// @launch` comments
+  std::chrono::milliseconds verify_timeout{30000};
+};
+
+struct StageContext {
+  const task::Task& task;
+  const RunOptions& opts;
+  gpu::JobRunner& worker;
+  std::vector<std::string> worker_argv;  // how the worker is started (sanitize starts one under the sanitizer); empty for a fake
+  std::string work_dir;  // this run's scratch folder: the PTX of a .cu, the cubin, sanitizer logs
+  RunRecord& record;
+  Candidate candidate;
+  std::optional<gpu::Job> job;  // the verify job once verify has sent it; sanitize and time reuse it
+  std::chrono::steady_clock::time_point run_started, stage_started;
+  bool halt = false;  // stop the flow although the stage did not fail (verify where there is no GPU)
+
+  double stage_seconds() const;
+};
+
+using StageFn = StageResult (*)(StageContext&);
+
+struct Stage {
+  StageId id;
+  StageFn run;
+  // Runs only when this says so (sanitize: with --sanitize); such a stage is listed in the
+  // record only when it ran. nullptr: always listed, "not run" until it runs.
+  bool (*wanted)(const RunOptions&) = nullptr;
+  // Runs even after the flow stopped, once the candidate is assembled: prove reads only the
+  // PTX, so its verdict is known when the GPU stages could not run.
+  bool after_stop = false;
+  // Its time goes into the record. Prove is all but free and is shown without one; a skipped
+  // stage sets its own time (verify without a GPU still built the reference).
+  bool timed = true;
+};
+
+const std::vector<Stage>& stage_table();
+
+// Called around every stage that runs, e.g. for `--trace` timings; `seconds` is the stage's
+// wall time whether or not the record shows it.
+struct StageHooks {
+  std::function<void(StageId)> before;
+  std::function<void(const StageResult&, double seconds)> after;
+};
+
+StageResult check(StageContext& ctx);
+StageResult assemble(StageContext& ctx);
+StageResult verify(StageContext& ctx);
+StageResult sanitize(StageContext& ctx);
+StageResult time(StageContext& ctx);
+StageResult prove(StageContext& ctx);
+
+// The required instruction families and how often each occurs in the PTX.
+std::vector<InstructionProof> prove_in_ptx(const std::string& ptx, const std::vector<std::string>& families);
+
+}  // namespace ptxforge::eval
