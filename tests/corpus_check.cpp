@@ -79,7 +79,7 @@ bool read_budget(const std::string& path, std::map<std::string, WarningTally>& t
     auto space = line.find_first_of(" \t");
     std::string id(trim(line.substr(0, space)));
     std::string count(space == std::string_view::npos ? "" : trim(line.substr(space)));
-    if (count.empty() || count.find_first_not_of("0123456789") != std::string::npos) {
+    if (count.empty() || count.size() > 9 || count.find_first_not_of("0123456789") != std::string::npos) {
       fmt::print("FAIL {}:{}: expected 'check-id max-findings', got '{}'\n", path, line_no, line);
       return false;
     }
@@ -114,7 +114,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> paths;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--warning-budget" && i + 1 < argc) {
+    if (arg == "--warning-budget") {
+      if (i + 1 == argc) {
+        fmt::print("FAIL --warning-budget needs a file\n");
+        return 1;
+      }
       if (!read_budget(argv[++i], tally)) return 1;
     } else {
       paths.push_back(arg);
