@@ -194,8 +194,11 @@ int main(int argc, char** argv) {
       }
       if (we_error && !they_error) {
         ++row.false_alarms;
-        problems.push_back(fmt::format("false alarm ({}) {} line {}: we say {}", m.kind, f, m.line,
-                                       ours.diags.list()[0].message));
+        const Diagnostic* first = nullptr;
+        for (auto& d : ours.diags.list())
+          if (!first && d.severity == Severity::error) first = &d;
+        problems.push_back(fmt::format("false alarm ({}) {} line {}: we say {} (line {})", m.kind, f, m.line,
+                                       first->message, first->loc.line));
       }
       if (we_error && they_error) {
         uint32_t our_line = 0, their_line = 0;

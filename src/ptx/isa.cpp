@@ -91,15 +91,26 @@ const IsaFamily* find_family(std::string_view opcode, const List<Text>& mods, si
     ends[i + 1] = name.size();
   }
   max_mods = std::min<size_t>(max_mods, 7);
-  for (size_t n = max_mods + 1; n-- > 0;) {
+  for (size_t n = max_mods + 1; n-- > 1;) {
     auto it = idx.by_name.find(std::string_view(name).substr(0, ends[n]));
     if (it != idx.by_name.end()) {
       if (consumed) *consumed = n;
       return it->second;
     }
+    // A family word with a sub-qualifier, "tcgen05.fence::before_thread_sync": the family is the
+    // part before '::', and the whole word stays a modifier for the family to allow.
+    std::string_view last = std::string_view(name).substr(ends[n - 1], ends[n] - ends[n - 1]);
+    if (size_t colons = last.find("::"); colons != std::string_view::npos) {
+      it = idx.by_name.find(std::string_view(name).substr(0, ends[n - 1] + colons));
+      if (it != idx.by_name.end()) {
+        if (consumed) *consumed = n - 1;
+        return it->second;
+      }
+    }
   }
   // Modifiers may come in any order before the family's distinguishing word: "match.any.sync",
-  // "mbarrier.arrive.expect_tx", "ldmatrix.sync.aligned". Try opcode + any one later modifier.
+  // "mbarrier.arrive.expect_tx", "vote.ballot.sync" (nvcc's own spelling). Opcode + any one
+  // later modifier is a closer match than the bare opcode ("vote" is the pre-6.4 form).
   for (size_t i = 1; i < mods.size(); ++i) {
     auto it = idx.by_name.find(std::string(opcode) + std::string(mods[i]));
     if (it != idx.by_name.end()) {
@@ -107,7 +118,10 @@ const IsaFamily* find_family(std::string_view opcode, const List<Text>& mods, si
       return it->second;
     }
   }
-  return nullptr;
+  auto it = idx.by_name.find(opcode);
+  if (it == idx.by_name.end()) return nullptr;
+  if (consumed) *consumed = 0;
+  return it->second;
 }
 
 namespace {
