@@ -64,7 +64,7 @@ TEST_F(PipelineTest, FrontEndErrorsStopTheFlowWithDiagnostics) {
   auto j = nlohmann::json::parse(render_report_json(r));
   ASSERT_FALSE(j["diagnostics"]["diagnostics"].empty());
   for (auto& d : j["diagnostics"]["diagnostics"])
-    EXPECT_EQ(d.value("file", ""), j["diagnostics"]["file"]) << "every diagnostic names its file, as check --format json";
+    EXPECT_EQ(d.value("file", ""), j["diagnostics"]["file"].get<std::string>()) << "every diagnostic names its file, as check --format json";
   EXPECT_EQ(r.verdict().rfind("FAILED at check", 0), 0u);
 }
 
