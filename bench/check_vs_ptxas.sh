@@ -11,6 +11,7 @@ count=${3:-20}
 reps=${4:-3}
 ptxas=${PTXFORGE_CUDA_HOME:-/usr/local/cuda}/bin/ptxas
 [[ -x $ptxas ]] || { echo "check_vs_ptxas: no ptxas at $ptxas"; exit 77; }
+[[ -x $ptxforge ]] || { echo "check_vs_ptxas: no ptxforge binary at $ptxforge"; exit 2; }
 mapfile -t files < <(ls -S "$dir"/*.ptx | head -n "$count")
 ((${#files[@]})) || { echo "check_vs_ptxas: no modules in $dir (run the corpus test first)"; exit 77; }
 bytes=$(cat "${files[@]}" | wc -c)
