@@ -113,6 +113,17 @@ if { ((rc == 2)) && grep -q "^verdict: NOT verified on a GPU" <<<"$out"; } || { 
   passed=$((passed+1)); else echo "FAIL: run on the solution: exit $rc"; echo "$out"; fail=$((fail+1)); fi
 mkdir -p "$tmp/badtask"; printf 'name = "x"\n[[param]]\nname = "a"\ndtype = "f99"\n' > "$tmp/badtask/task.toml"
 expect 2 "task.toml:4:9: error: unknown dtype 'f99'" run "$tmp/badtask" "$root/examples/vector_add.ptx"
+# An unknown key is an error at its line, with a guess: [tolerence] is not silently ignored.
+mkdir -p "$tmp/typo" && sed 's/^\[tolerance\]/[tolerence]/' "$root/tasks/level1/vector_add/task.toml" > "$tmp/typo/task.toml"
+expect 2 "task.toml:[0-9]+:2: error: unknown key 'tolerence' in the task \(top level\); did you mean 'tolerance'\?" run "$tmp/typo" "$root/examples/vector_add.ptx"
+# --allow-suspicious is an option of run and compile; doctor can measure the peaks again.
+expect 0 "--allow-suspicious" help run
+expect 0 "--allow-suspicious" help compile
+expect 0 "--remeasure" help doctor
+out=$("$ptxforge" run --no-time --allow-suspicious vector_add "$root/tasks/level1/vector_add/solution.ptx" 2>&1); rc=$?
+if { ((rc == 2)) && grep -q "^verdict: NOT verified on a GPU" <<<"$out"; } || { ((rc == 0)) && grep -q "^verdict: passed" <<<"$out"; }; then
+  passed=$((passed+1)); else echo "FAIL: run --allow-suspicious: exit $rc"; echo "$out" | head; fail=$((fail+1)); fi
+expect 2 "" run --allow-suspicious=maybe vector_add "$root/tasks/level1/vector_add/solution.ptx"
 # A suite holding a task that does not load: the input has errors (exit 1).
 mkdir -p "$tmp/data/tasks/level1/bad" && cp "$tmp/badtask/task.toml" "$tmp/data/tasks/level1/bad/"
 PTXFORGE_DATA_DIR="$tmp/data" expect 1 "INVALID" suite list

@@ -233,12 +233,23 @@ StageResult time(StageContext& ctx) {
   for (auto& s : r.time->sizes) {
     double speedup = s.candidate.median_ms > 0 ? s.reference.median_ms / s.candidate.median_ms : 0;
     parts.push_back(fmt::format("{} {:.4f} ms ({:.2f}x nvcc)", s.size_set, s.candidate.median_ms, speedup));
-    if (s.library && s.candidate.median_ms > 0 && s.library->median_ms / s.candidate.median_ms > 10)
-      r.flags.push_back(fmt::format("suspicious: {:.1f}x faster than {} on '{}'", s.library->median_ms / s.candidate.median_ms,
-                                    s.library_name, s.size_set));
   }
+  // The physical-limit gate and the library ratio (eval/time_gate.h).
+  static const Result<gpu::DevicePeaks> no_peaks = Error{"the GPU's peaks are not available here"};
+  static const Result<gpu::DeviceInfo> no_device = Error{"the GPU's facts are not available here"};
+  const Result<gpu::DevicePeaks>& measured = ctx.peaks ? ctx.peaks() : no_peaks;
+  const Result<gpu::DeviceInfo>& info = ctx.device ? ctx.device() : no_device;
+  GatePeaks gp = gate_peaks(ctx.task, measured, info ? std::optional<gpu::DeviceInfo>(*info) : std::nullopt);
+  TimeVerdict verdict = judge_times(ctx.task, *r.time, gp.limits);
+  r.limits = PhysicalLimits{gp.note, gp.limits, verdict.rows};
   if (!r.time->reverify_pass) return result(StageStatus::failed, r.time->reverify_problem);
-  return result(StageStatus::passed, fmt::format("median {}", fmt::join(parts, ", ")));
+  if (!verdict.problems.empty()) {
+    if (!ctx.opts.allow_suspicious) return result(StageStatus::failed, fmt::format("{}", fmt::join(verdict.problems, "; ")));
+    for (auto& p : verdict.problems) r.flags.push_back(p + " (let through by --allow-suspicious)");
+  }
+  std::string summary = fmt::format("median {}", fmt::join(parts, ", "));
+  if (!measured) summary += "; " + gp.note;
+  return result(StageStatus::passed, summary);
 }
 
 // prove (static): every required instruction family occurs in the PTX.
@@ -323,6 +334,16 @@ const Result<gpu::DeviceInfo>& Pipeline::device() {
   return *device_;
 }
 
+const Result<gpu::DevicePeaks>& Pipeline::peaks() {
+  if (!peaks_) {
+    const auto& info = device();
+    if (!info) peaks_ = Result<gpu::DevicePeaks>(info.error());
+    else
+      peaks_ = gpu::device_peaks(runner_, *info, peaks_cache_dir_.empty() ? cache_dir() : peaks_cache_dir_, false);
+  }
+  return *peaks_;
+}
+
 // The target to assemble for: the GPU's own (sm_90a on an H200), else sm_90a.
 std::string Pipeline::pick_arch(const RunOptions& opts) {
   if (!opts.arch.empty()) return opts.arch;
@@ -348,7 +369,8 @@ RunRecord Pipeline::run(const task::Task& task, const std::string& candidate_pat
   }
   work_.emplace(std::move(*made));
   StageContext ctx{task, opts, runner_, worker_argv_, work_->path(), r, {}, std::nullopt, std::chrono::steady_clock::now(),
-                   {}, false};
+                   {}, false, [this]() -> const Result<gpu::DeviceInfo>& { return device(); },
+                   [this]() -> const Result<gpu::DevicePeaks>& { return peaks(); }};
   ctx.candidate.path = candidate_path;
   bool stopped = false;
   for (const Stage& st : stage_table()) {

@@ -30,6 +30,10 @@ class Pipeline {
 
   // The GPU's facts, asked of the worker once and remembered.
   const Result<gpu::DeviceInfo>& device();
+  // The GPU's peaks for the time stage's physical-limit gate: from the cache file under
+  // `peaks_cache_dir` (default: the cache directory), measured by the worker on first need.
+  const Result<gpu::DevicePeaks>& peaks();
+  void set_peaks_cache_dir(std::string dir) { peaks_cache_dir_ = std::move(dir); }
 
   // After a run that reached the GPU: do trivial outputs (all zeros, a copy of an input,
   // never written) fail the task on every size set? Returns one case per (size set, kind);
@@ -44,6 +48,8 @@ class Pipeline {
   gpu::JobRunner& runner_;
   StageHooks hooks_;
   std::optional<Result<gpu::DeviceInfo>> device_;
+  std::optional<Result<gpu::DevicePeaks>> peaks_;
+  std::string peaks_cache_dir_;
   std::optional<TempDir> work_;  // the last run's PTX and cubin
   std::optional<gpu::Job> last_job_;
 };

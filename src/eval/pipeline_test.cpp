@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
+
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -116,6 +119,7 @@ gpu::Outcome healthy_gpu(const gpu::Job& job) {
     gpu::TimeReport t;
     gpu::SizeTiming st;
     st.size_set = "small";
+    st.candidate.min_ms = 0.009;
     st.candidate.median_ms = 0.01;
     st.reference.median_ms = 0.02;
     t.sizes.push_back(st);
@@ -123,6 +127,129 @@ gpu::Outcome healthy_gpu(const gpu::Job& job) {
     o.time = t;
   }
   return o;
+}
+
+// An H200-like GPU with measured peaks; its time job times 'large' (201 MB moved) at the
+// given fastest and median trial, with a library that takes `library_ms`.
+std::function<gpu::Outcome(const gpu::Job&)> gpu_timing_large(double fastest_ms, double median_ms, double library_ms = 0) {
+  return [=](const gpu::Job& job) {
+    gpu::Outcome o = healthy_gpu(job);
+    if (job.kind == gpu::JobKind::device) {
+      o.device->cc_major = 9;
+      o.device->sms = 132;
+      o.device->clock_khz = 1980000;
+      o.device->driver_version = 13000;
+    } else if (job.kind == gpu::JobKind::peaks) {
+      gpu::DevicePeaks p;
+      p.copy_bytes_per_s = 4.0e12;
+      p.read_bytes_per_s = 4.2e12;
+      p.fma_flops_per_s = 6.0e13;
+      o.peaks = p;
+    } else if (job.kind == gpu::JobKind::time) {
+      o.time->sizes[0].size_set = "large";
+      o.time->sizes[0].candidate.min_ms = fastest_ms;
+      o.time->sizes[0].candidate.median_ms = median_ms;
+      o.time->sizes[0].candidate.trials = 100;
+      if (library_ms > 0) {
+        o.time->sizes[0].library = gpu::TimingStats{100, library_ms, library_ms, library_ms, 0};
+        o.time->sizes[0].library_name = "a library";
+      }
+    }
+    return o;
+  };
+}
+
+class TimeGateTest : public PipelineTest {
+ protected:
+  void SetUp() override {
+    PipelineTest::SetUp();
+    cache_ = ::testing::TempDir() + "/peaks-cache-" + std::to_string(::getpid());
+    fs::remove_all(cache_);
+  }
+  RunRecord run(gpu::FakeWorker& gpu, bool allow = false) {
+    Pipeline p(gpu);
+    p.set_peaks_cache_dir(cache_);
+    RunOptions opts;
+    opts.allow_suspicious = allow;
+    return p.run(task_, kRoot + "/tasks/level1/vector_add/solution.ptx", opts);
+  }
+  std::string cache_;
+};
+
+TEST_F(TimeGateTest, AFastestTrialBeyondTheMemoryPeakFailsTheTimeStage) {
+  // 201 MB in 0.01 ms is 20 TB/s; the median (0.05 ms, 4.0 TB/s) alone would look possible.
+  gpu::FakeWorker gpu;
+  gpu.answer = gpu_timing_large(0.01, 0.05);
+  RunRecord r = run(gpu);
+  const StageResult* t = r.find_stage(StageId::time);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->status, StageStatus::failed) << t->summary;
+  EXPECT_NE(t->summary.find("impossible time on 'large'"), std::string::npos) << t->summary;
+  EXPECT_NE(t->summary.find("faster than this GPU can move 201.3 MB: 20.1 TB/s > 4.2 TB/s peak"), std::string::npos) << t->summary;
+  EXPECT_FALSE(r.passed);
+  ASSERT_TRUE(r.limits.has_value());
+  ASSERT_EQ(r.limits->rows.size(), 1u);
+  EXPECT_FALSE(r.limits->rows[0].pass);
+  auto j = nlohmann::json::parse(render_report_json(r));
+  EXPECT_EQ(j["physical_limits"]["sizes"][0]["pass"], false);
+  EXPECT_DOUBLE_EQ(j["physical_limits"]["peak_bytes_per_s"].get<double>(), 4.2e12) << "the better of copy and read";
+  // The peaks were measured once by the worker and cached for the next pipeline.
+  ASSERT_NE(gpu.last(gpu::JobKind::peaks), nullptr);
+  gpu::FakeWorker again;
+  again.answer = gpu_timing_large(0.01, 0.05);
+  run(again);
+  EXPECT_EQ(again.last(gpu::JobKind::peaks), nullptr) << "the second pipeline reads the cache";
+}
+
+TEST_F(TimeGateTest, AllowSuspiciousTurnsTheFailureIntoAFlag) {
+  gpu::FakeWorker gpu;
+  gpu.answer = gpu_timing_large(0.01, 0.05);
+  RunRecord r = run(gpu, /*allow=*/true);
+  EXPECT_EQ(r.find_stage(StageId::time)->status, StageStatus::passed);
+  ASSERT_EQ(r.flags.size(), 1u);
+  EXPECT_NE(r.flags[0].find("let through by --allow-suspicious"), std::string::npos);
+  EXPECT_TRUE(r.passed);
+}
+
+TEST_F(TimeGateTest, APossibleTimePassesAndIsRecorded) {
+  gpu::FakeWorker gpu;
+  gpu.answer = gpu_timing_large(0.05, 0.055);  // 4.0 TB/s: below the 4.2 TB/s peak
+  RunRecord r = run(gpu);
+  EXPECT_EQ(r.find_stage(StageId::time)->status, StageStatus::passed) << r.find_stage(StageId::time)->summary;
+  EXPECT_TRUE(r.flags.empty());
+  ASSERT_TRUE(r.limits.has_value());
+  EXPECT_NEAR(r.limits->rows[0].bytes_per_s, 12.0 * 16777216 / 0.05e-3, 1e3);
+  EXPECT_NE(render_report_text(r).find("physical limits"), std::string::npos);
+}
+
+TEST_F(TimeGateTest, MoreThanTenTimesTheLibraryFailsUnlessAllowed) {
+  gpu::FakeWorker gpu;
+  gpu.answer = gpu_timing_large(0.05, 0.06, /*library_ms=*/0.9);  // 15x the library
+  RunRecord r = run(gpu);
+  EXPECT_EQ(r.find_stage(StageId::time)->status, StageStatus::failed);
+  EXPECT_NE(r.find_stage(StageId::time)->summary.find("suspicious: 15.0x faster than a library on 'large'"), std::string::npos)
+      << r.find_stage(StageId::time)->summary;
+  RunRecord allowed = run(gpu, true);
+  EXPECT_EQ(allowed.find_stage(StageId::time)->status, StageStatus::passed);
+  EXPECT_EQ(allowed.flags.size(), 1u);
+}
+
+TEST_F(TimeGateTest, WithoutPeaksTheGateSaysItDidNotCheck) {
+  gpu::FakeWorker gpu;
+  gpu.answer = [](const gpu::Job& job) {
+    gpu::Outcome o = gpu_timing_large(0.01, 0.05)(job);
+    if (job.kind == gpu::JobKind::peaks) {
+      o = gpu::Outcome{};
+      o.failure = gpu::Failure{gpu::FailureKind::launch, "no room", ""};
+    }
+    return o;
+  };
+  RunRecord r = run(gpu);
+  const StageResult* t = r.find_stage(StageId::time);
+  EXPECT_EQ(t->status, StageStatus::passed);
+  EXPECT_NE(t->summary.find("not checked against the GPU's peaks: measuring the peaks failed: launch: no room"),
+            std::string::npos)
+      << t->summary;
 }
 
 TEST_F(PipelineTest, StagesRunInTableOrderAndTheHooksSeeEach) {

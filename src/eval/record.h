@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "eval/time_gate.h"
 #include "gpu/measurement.h"
 #include "toolchain/ptxas.h"
 #include "util/diagnostic.h"
@@ -47,6 +48,13 @@ struct InstructionProof {
   std::optional<bool> in_sass, executed;
 };
 
+// What the physical-limit gate held the timings to, and what each shown size set achieved.
+struct PhysicalLimits {
+  std::string note;  // where the peaks come from, or why they are missing
+  LimitPeaks peaks;
+  std::vector<LimitRow> rows;
+};
+
 struct RunRecord {
   std::string task, candidate, arch, device;
   std::vector<StageResult> stages;
@@ -58,7 +66,8 @@ struct RunRecord {
   std::optional<gpu::TimeReport> time;
   std::optional<gpu::Failure> failure;  // why the GPU stages stopped, when they did
   std::vector<InstructionProof> proofs;
-  std::vector<std::string> flags;       // "suspicious: 14x faster than cuBLAS", ...
+  std::optional<PhysicalLimits> limits;  // when the time stage judged timings
+  std::vector<std::string> flags;       // results let through by --allow-suspicious, ...
   bool gpu_verified = false;            // verify passed on a real GPU
   bool passed = false;                  // every stage that ran passed, and verify ran
   double check_wall_s = 0;              // check + assemble + verify, without timing trials

@@ -63,6 +63,13 @@ std::string render_report_text(const RunRecord& r, bool color) {
                          s.candidate.stdev_ms);
     }
   }
+  if (r.limits && !r.limits->rows.empty()) {
+    out += fmt::format("\n  physical limits ({}; fastest trial, {:.0f}% margin):\n", r.limits->note, kPhysicalLimitMargin * 100);
+    for (auto& row : r.limits->rows)
+      out += fmt::format("    {:<14} {} and {:.4g} flops in {:.4f} ms: {}, {}{}\n", row.size_set, format_bytes(row.bytes), row.flops,
+                         row.fastest_ms, format_rate(row.bytes_per_s, "B"), format_rate(row.flops_per_s, "FLOP"),
+                         row.pass ? "" : "  IMPOSSIBLE");
+  }
   if (!r.resources.empty()) {
     out += "\n  resources:";
     for (auto& f : r.resources)
@@ -106,6 +113,19 @@ std::string render_report_json(const RunRecord& r) {
     j["time"] = *r.time;
     j["time"]["method"] = "CUDA events around each run, 3 warm-up runs, L2 flushed before every trial by writing a buffer of "
                           "at least twice the L2 size, up to 100 trials or the task's time budget";
+  }
+  if (r.limits) {
+    json rows = json::array();
+    for (auto& row : r.limits->rows)
+      rows.push_back({{"size_set", row.size_set}, {"bytes", row.bytes}, {"flops", row.flops}, {"fastest_ms", row.fastest_ms},
+                      {"median_ms", row.median_ms}, {"bytes_per_s", row.bytes_per_s}, {"flops_per_s", row.flops_per_s},
+                      {"pass", row.pass}});
+    j["physical_limits"] = {{"note", r.limits->note},
+                            {"margin", kPhysicalLimitMargin},
+                            {"peak_bytes_per_s", r.limits->peaks.bytes_per_s},
+                            {"peak_flops_per_s", r.limits->peaks.flops_per_s},
+                            {"flops_kind", r.limits->peaks.flops_kind},
+                            {"sizes", rows}};
   }
   if (r.failure) j["failure"] = *r.failure;
   j["proofs"] = json::array();

@@ -23,6 +23,9 @@ struct RunOptions {
   int seeds = 3;
   bool time = true;
   bool sanitize = false;
+  // Report an impossible time (faster than the GPU's peaks) or a suspicious one (over 10x the
+  // vendor library) as a flag instead of failing the time stage.
+  bool allow_suspicious = false;
   std::string arch;        // "" = the GPU's, else sm_90a
   std::string launch_path; // a TOML launch spec instead of the `// @launch` comments
   std::chrono::milliseconds verify_timeout{30000};
@@ -39,6 +42,9 @@ struct StageContext {
   std::optional<gpu::Job> job;  // the verify job once verify has sent it; sanitize and time reuse it
   std::chrono::steady_clock::time_point run_started, stage_started;
   bool halt = false;  // stop the flow although the stage did not fail (verify where there is no GPU)
+  // The GPU's facts and measured peaks, asked for once per pipeline (unset: not available).
+  std::function<const Result<gpu::DeviceInfo>&()> device;
+  std::function<const Result<gpu::DevicePeaks>&()> peaks;
 
   double stage_seconds() const;
 };

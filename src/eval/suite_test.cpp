@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include "eval/suite.h"
+#include "gpu/fake_worker.h"
+#include "util/paths.h"
 
 namespace ptxforge::eval {
 namespace {
@@ -51,6 +53,43 @@ TEST(SuiteValidation, TheStatusFollowsTheRunTheAuditAndTheGpu) {
   EXPECT_EQ(v.status(), ValidationStatus::failed);
   EXPECT_EQ(to_string(ValidationStatus::not_verified), "not_verified");
   EXPECT_EQ(to_string(ValidationStatus::invalid), "invalid");
+}
+
+// A worker that passes the solution and reports, for the trivial job, that an all-zero output
+// matches on every size set: the task cannot tell a lazy kernel from a right one.
+TEST(SuiteValidation, ATaskThatATrivialOutputPassesFailsValidation) {
+  if (!find_cuda_tool("ptxas") || !find_cuda_tool("nvcc")) GTEST_SKIP() << "needs ptxas and nvcc";
+  auto t = task::load_task(std::string(PTXFORGE_SOURCE_DIR) + "/tasks/level1/vector_add");
+  ASSERT_TRUE(t) << t.error().message;
+  gpu::FakeWorker worker;
+  worker.answer = [](const gpu::Job& job) {
+    gpu::Outcome o;
+    if (job.kind == gpu::JobKind::device) {
+      o.device = gpu::DeviceInfo{};
+      o.device->name = "Fake GPU";
+      o.device->cc_major = 9;
+    } else if (job.kind == gpu::JobKind::verify || job.kind == gpu::JobKind::trivial) {
+      gpu::VerifyReport v;
+      for (const char* set : {"small", "large"}) {
+        if (job.kind == gpu::JobKind::verify) {
+          gpu::CaseResult c = trivial("", set, true);
+          v.cases.push_back(c);
+        } else {
+          v.cases.push_back(trivial("zeros", set, true));
+          v.cases.push_back(trivial("unwritten", set, false));
+        }
+      }
+      o.verify = v;
+    }
+    return o;
+  };
+  Pipeline pipeline(worker);
+  TaskValidation v = validate_task(pipeline, *t, /*time=*/false);
+  EXPECT_TRUE(v.run.passed);
+  ASSERT_EQ(v.audit.holes.size(), 1u);
+  EXPECT_NE(v.audit.holes[0].find("'zeros' passes on all 2 size sets"), std::string::npos);
+  EXPECT_EQ(v.status(), ValidationStatus::failed);
+  ASSERT_NE(worker.last(gpu::JobKind::trivial), nullptr) << "validate asks the worker for the trivial outputs";
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "gpu/driver.h"
 #include "gpu/library_baseline.h"
+#include "gpu/peak_measure.h"
 #include "gpu/tensor_map.h"
 #include "task/buffers.h"
 #include "task/launch_spec.h"
@@ -202,7 +203,7 @@ HostCase make_host_case(const Loaded& L, const task::SizeSet& set, uint64_t seed
       if (p.role != task::Role::out) {
         auto& bytes = h.in[p.name];
         bytes.resize(static_cast<size_t>(*n) * task::dtype_size(p.dtype));
-        task::fill_input(bytes.data(), p.dtype, static_cast<size_t>(*n), p.init, seed, i);
+        task::fill_input(bytes.data(), p.dtype, static_cast<size_t>(*n), L.task.init_for(set, p), seed, i);
       }
       for (auto& e : p.shape) {
         auto v = e.evaluate_int(h.symbols);
@@ -635,6 +636,12 @@ Outcome Executor::run(const Job& job) {
       out.device = s_->info;
       return out;
     }
+    if (job.kind == JobKind::peaks) {
+      auto p = measure_peaks(*s_->d, s_->info);
+      if (!p) abort_with(FailureKind::launch, p.error().message, "measuring the GPU's peaks", /*fatal=*/true);
+      out.peaks = *p;
+      return out;
+    }
     Loaded L;
     load(*s_->d, job, L);
     switch (job.kind) {
@@ -661,6 +668,7 @@ Outcome Executor::run(const Job& job) {
         break;
       }
       case JobKind::device:
+      case JobKind::peaks:
         break;
     }
   } catch (const Abort& a) {

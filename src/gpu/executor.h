@@ -10,15 +10,17 @@
 #include <string>
 
 #include "gpu/measurement.h"
+#include "gpu/peaks.h"
 #include "task/launch_spec.h"
 #include "util/result.h"
 
 namespace ptxforge::gpu {
 
 // What a job asks of the worker: verify, time, trivial (do trivial outputs fail the task?),
-// or device (the GPU's facts; nothing else in the job is read). JSON's "op" spells them as
+// device (the GPU's facts; nothing else in the job is read) or peaks (measure the GPU's copy
+// bandwidth and FMA peak, gpu/peaks.h; nothing else is read). JSON's "op" spells them as
 // to_string does.
-enum class JobKind { verify, time, trivial, device };
+enum class JobKind { verify, time, trivial, device, peaks };
 std::string_view to_string(JobKind k);
 std::optional<JobKind> job_kind_from_string(std::string_view s);
 
@@ -38,6 +40,7 @@ struct Outcome {
   std::optional<VerifyReport> verify;
   std::optional<TimeReport> time;
   std::optional<DeviceInfo> device;  // a device job's answer
+  std::optional<DevicePeaks> peaks;  // a peaks job's answer
   std::optional<Failure> failure;
   bool fatal = false;  // the CUDA context is unusable: the worker exits after replying
 };

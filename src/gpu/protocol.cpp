@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "gpu/measurement_json.h"
+#include "gpu/peaks_json.h"
 
 using nlohmann::json;
 
@@ -123,7 +124,8 @@ namespace ptxforge::gpu {
 
 namespace {
 constexpr std::pair<JobKind, std::string_view> kJobKinds[] = {
-    {JobKind::verify, "verify"}, {JobKind::time, "time"}, {JobKind::trivial, "trivial"}, {JobKind::device, "device_info"}};
+    {JobKind::verify, "verify"}, {JobKind::time, "time"}, {JobKind::trivial, "trivial"}, {JobKind::device, "device_info"},
+    {JobKind::peaks, "peaks"}};
 }  // namespace
 
 std::string_view to_string(JobKind k) {
@@ -280,6 +282,7 @@ std::string encode_outcome(const Outcome& o) {
   if (o.verify) j["verify"] = *o.verify;
   if (o.time) j["time"] = *o.time;
   if (o.device) j["device"] = *o.device;
+  if (o.peaks) j["peaks"] = *o.peaks;
   if (o.failure) j["failure"] = *o.failure;
   j["fatal"] = o.fatal;
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -293,9 +296,10 @@ Result<Outcome> decode_outcome(std::string_view line) {
     if (j.contains("verify")) o.verify = j.at("verify").get<VerifyReport>();
     if (j.contains("time")) o.time = j.at("time").get<TimeReport>();
     if (j.contains("device")) o.device = j.at("device").get<DeviceInfo>();
+    if (j.contains("peaks")) o.peaks = j.at("peaks").get<DevicePeaks>();
     if (j.contains("failure")) o.failure = j.at("failure").get<Failure>();
     o.fatal = j.value("fatal", false);
-    if (!o.verify && !o.time && !o.device && !o.failure) return Error{"the worker's reply holds no result"};
+    if (!o.verify && !o.time && !o.device && !o.peaks && !o.failure) return Error{"the worker's reply holds no result"};
     return o;
   } catch (const std::exception& e) {
     return Error{fmt::format("unreadable reply from the worker: {}", e.what())};

@@ -9,7 +9,9 @@ namespace {
 Result<CUtensorMapDataType> data_type(task::DType t) {
   using task::DType;
   switch (t) {
-    case DType::u8: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    case DType::u8:
+    case DType::e4m3:  // TMA moves 8-bit floats as bytes
+    case DType::e5m2: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
     case DType::u16: return CU_TENSOR_MAP_DATA_TYPE_UINT16;
     case DType::u32: return CU_TENSOR_MAP_DATA_TYPE_UINT32;
     case DType::i32: return CU_TENSOR_MAP_DATA_TYPE_INT32;

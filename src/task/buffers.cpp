@@ -1,7 +1,9 @@
 #include "task/buffers.h"
 
-#include <cmath>
 #include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -19,14 +21,11 @@ uint64_t mix(uint64_t z) {
 }
 double unit(uint64_t bits) { return static_cast<double>(bits >> 11) * (1.0 / 9007199254740992.0); }
 
-double draw(const Distribution& d, uint64_t key, size_t i) {
-  uint64_t r = mix(key + 0x9E3779B97F4A7C15ull * (i + 1));
+// The unstructured draw of a base form.
+double draw(const Distribution& d, DType t, uint64_t r, size_t i) {
   switch (d.kind) {
     case Distribution::uniform: return d.a + (d.b - d.a) * unit(r);
-    case Distribution::normal: {
-      double u1 = std::max(unit(r), 1e-300), u2 = unit(mix(r ^ 0xD1B54A32D192ED03ull));
-      return d.a + d.b * std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-    }
+    case Distribution::normal: return base_quantile(d, t, unit(r));  // a rational function for most draws: no log or cos
     case Distribution::integers: {
       uint64_t span = static_cast<uint64_t>(d.b - d.a) + 1;
       return d.a + static_cast<double>(r % span);
@@ -34,15 +33,92 @@ double draw(const Distribution& d, uint64_t key, size_t i) {
     case Distribution::zeros: return 0;
     case Distribution::ones: return 1;
     case Distribution::iota: return static_cast<double>(i);
+    case Distribution::huge:
+    case Distribution::tiny: return base_quantile(d, t, unit(r));
   }
   return 0;
 }
+
+// `huge` over [lo, hi] with random signs, its limits worked out once per buffer.
+struct HugeBand {
+  double lo = 0, hi = 0;
+  bool has_sign = true;
+  double at(double u) const {
+    if (!has_sign) return lo + (hi - lo) * u;
+    return u < 0.5 ? -(lo + (hi - lo) * (1 - 2 * u)) : lo + (hi - lo) * (2 * u - 1);
+  }
+};
+
+// Everything about one buffer's generation that does not depend on the element.
+struct Plan {
+  const Distribution& d;
+  DType t;
+  size_t count;
+  uint64_t key;
+  size_t plant_at = SIZE_MAX;
+  double planted = 0;
+  HugeBand huge;
+
+  Plan(const Distribution& dist, DType type, size_t n, uint64_t k) : d(dist), t(type), count(n), key(k) {
+    if (d.kind == Distribution::huge) {
+      // The same band base_quantile gives, without its per-element type lookups.
+      huge.has_sign = is_signed(t);
+      huge.lo = is_float(t) ? dtype_max(t) / 4 : std::floor(dtype_max(t) / 4);
+      huge.hi = is_float(t) ? dtype_max(t) / 2 : std::floor(dtype_max(t) / 2);
+    }
+    if (d.plant == Distribution::Plant::none || n == 0) return;
+    switch (d.where) {
+      case Distribution::Where::start: plant_at = 0; break;
+      case Distribution::Where::middle: plant_at = n / 2; break;
+      case Distribution::Where::end: plant_at = n - 1; break;
+      case Distribution::Where::random: plant_at = mix(key ^ 0x5851F42D4C957F2Dull) % n; break;
+    }
+    bool iota = d.kind == Distribution::iota;
+    double sup = iota ? static_cast<double>(n - 1) : base_sup(d, t);
+    double inf = iota ? 0.0 : base_inf(d, t);
+    double span = std::max(sup - inf, 1.0);
+    // Beyond every other value wherever the dtype leaves room; at its limit otherwise.
+    planted = d.plant == Distribution::Plant::max ? std::min(sup + span, dtype_max(t)) : std::max(inf - span, dtype_lowest(t));
+  }
+
+  // Where element i falls in [0, 1) for a sorted or reversed run: one jittered sample per
+  // stratum, so the values never decrease (or never increase) and still vary with the seed.
+  double stratum(size_t i, uint64_t r) const {
+    size_t at = d.order == Distribution::Order::reversed ? count - 1 - i : i;
+    return (static_cast<double>(at) + unit(r)) / static_cast<double>(count);
+  }
+
+  double quantile(double u) const { return d.kind == Distribution::huge ? huge.at(u) : base_quantile(d, t, u); }
+
+  double value(size_t i) const {
+    if (i == plant_at) return planted;
+    uint64_t r = mix(key + 0x9E3779B97F4A7C15ull * (i + 1));
+    if (d.kind == Distribution::iota)
+      return static_cast<double>(d.order == Distribution::Order::reversed ? count - 1 - i : i);
+    if (d.ties) {
+      uint64_t j = d.order == Distribution::Order::none
+                       ? r % d.ties
+                       : std::min<uint64_t>(static_cast<uint64_t>(stratum(i, r) * static_cast<double>(d.ties)), d.ties - 1);
+      // K evenly spaced quantiles of the base: K distinct values for any base with room for them.
+      return quantile((static_cast<double>(j) + 0.5) / static_cast<double>(d.ties));
+    }
+    if (d.order != Distribution::Order::none) return quantile(stratum(i, r));
+    if (d.kind == Distribution::huge) return huge.at(unit(r));
+    return draw(d, t, r, i);
+  }
+};
 }  // namespace
 
 void fill_input(void* data, DType t, size_t count, const Distribution& d, uint64_t seed, uint64_t stream) {
   const uint64_t key = mix(seed * 0x100000001B3ull + stream * 0xA24BAED4963EE407ull + 1);
+  const Plan plan(d, t, count, key);
   auto fill = [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) store_element(data, t, i, draw(d, key, i));
+    if (t == DType::f32) {  // the common case, stored without the per-element type switch
+      float* out = static_cast<float*>(data);
+      for (size_t i = begin; i < end; ++i) out[i] = static_cast<float>(plan.value(i));
+      return;
+    }
+    for (size_t i = begin; i < end; ++i) store_element(data, t, i, plan.value(i));
   };
   size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), 16);
   if (count < (size_t{1} << 20) || threads == 1) {

@@ -10,12 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "task/distribution.h"
 #include "task/dtype.h"
 #include "task/task_spec.h"
 
 namespace ptxforge::task {
 
 // Deterministic in (seed, stream): the same task, size and seed give the same bytes anywhere.
+// Values outside the dtype's range are clamped to it (a planted extreme at the limit).
 void fill_input(void* data, DType t, size_t count, const Distribution& d, uint64_t seed, uint64_t stream);
 
 // A NaN in f32/f64 and an unlikely value in every integer type; written byte-wise.

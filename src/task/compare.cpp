@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 #include <thread>
 #include <fmt/format.h>
 
@@ -103,8 +105,35 @@ Partial compare_range(Load load, const void* expected, const void* actual, size_
   return p;
 }
 
+// 64-bit integers are compared as integers: a double holds only 53 bits, so 2^60 and 2^60 + 1
+// would look equal.
+template <typename T>
+Partial compare_exact(const void* expected, const void* actual, size_t begin, size_t end) {
+  Partial p;
+  for (size_t i = begin; i < end; ++i) {
+    T e, a;
+    std::memcpy(&e, static_cast<const char*>(expected) + i * sizeof(T), sizeof(T));
+    std::memcpy(&a, static_cast<const char*>(actual) + i * sizeof(T), sizeof(T));
+    if (e == a) continue;
+    double diff = e > a ? static_cast<double>(e - a) : static_cast<double>(a - e);  // no overflow: computed unsigned below
+    if constexpr (std::is_signed_v<T>) {
+      using U = std::make_unsigned_t<T>;
+      U d = e > a ? static_cast<U>(static_cast<U>(e) - static_cast<U>(a)) : static_cast<U>(static_cast<U>(a) - static_cast<U>(e));
+      diff = static_cast<double>(d);
+    }
+    p.max_abs = std::max(p.max_abs, diff);
+    if (e != 0) p.max_rel = std::max(p.max_rel, diff / std::fabs(static_cast<double>(e)));
+    ++p.mismatches;
+    if (is_poisoned(actual, sizeof(T), i)) ++p.never_written;
+    if (p.first.size() < 8) p.first.push_back({i, static_cast<double>(e), static_cast<double>(a)});
+  }
+  return p;
+}
+
 Partial compare_any(DType t, const void* expected, const void* actual, size_t begin, size_t end, const Tolerance& tol) {
   size_t elem = dtype_size(t);
+  if (t == DType::i64) return compare_exact<int64_t>(expected, actual, begin, end);
+  if (t == DType::u64) return compare_exact<uint64_t>(expected, actual, begin, end);
   if (t == DType::f32)
     return compare_range([](const void* p, size_t i) { return static_cast<double>(static_cast<const float*>(p)[i]); },
                          expected, actual, elem, begin, end, tol);
@@ -114,7 +143,9 @@ Partial compare_any(DType t, const void* expected, const void* actual, size_t be
 }  // namespace
 
 Comparison compare_output(const std::string& name, const void* expected, const void* actual, DType t, size_t count,
-                          const Tolerance& tol, const std::vector<int64_t>& shape) {
+                          const Tolerance& given, const std::vector<int64_t>& shape) {
+  // Integer outputs are exact: a count off by one is wrong however large the count is.
+  const Tolerance tol = is_float(t) ? given : Tolerance{0, 0, given.min_match};
   Comparison c;
   c.output = name;
   c.count = count;

@@ -2,6 +2,8 @@
 // (|a - e| <= atol + rtol * |e|), a minimum matched fraction, the numbers a person needs
 // (max errors, mismatch count, the first mismatches, NaN/Inf counts) and a hint that names
 // the common failure patterns, so the feedback says what went wrong, not only that it did.
+// Integer outputs are compared exactly (rtol and atol do not apply; min_match does), 64-bit
+// ones as integers, not through a double.
 #pragma once
 
 #include <cstddef>

@@ -125,6 +125,38 @@ TEST(Buffers, InputsAreDeterministicAndFollowTheDistribution) {
   EXPECT_EQ(c[999], 999.0f);
 }
 
+TEST(Compare, SixtyFourBitIntegersAreComparedExactly) {
+  // 2^60 and 2^60 + 1 are the same double: a comparison through doubles would pass this.
+  std::vector<int64_t> e = {int64_t{1} << 60, -7}, a = {(int64_t{1} << 60) + 1, -7};
+  Comparison c = compare_output("sum", e.data(), a.data(), DType::i64, 2, Tolerance{});
+  EXPECT_FALSE(c.pass);
+  EXPECT_EQ(c.mismatches, 1u);
+  EXPECT_DOUBLE_EQ(c.max_abs_error, 1);
+  std::vector<uint64_t> ue = {~uint64_t{0}}, ua = {~uint64_t{0} - 1};
+  EXPECT_FALSE(compare_output("u", ue.data(), ua.data(), DType::u64, 1, Tolerance{}).pass);
+  EXPECT_TRUE(compare_output("u", ue.data(), ue.data(), DType::u64, 1, Tolerance{}).pass);
+}
+
+TEST(Compare, IntegerOutputsIgnoreFloatTolerances) {
+  // With rtol 1e-5, a count of 1,000,000 off by 5 used to pass.
+  std::vector<uint32_t> e = {1000000}, a = {1000005};
+  EXPECT_FALSE(compare_output("bins", e.data(), a.data(), DType::u32, 1, Tolerance{1e-5, 1e-6, 1.0}).pass);
+  // min_match still applies: one wrong bin in four is allowed at 0.75.
+  std::vector<uint32_t> e4 = {1, 2, 3, 4}, a4 = {1, 2, 3, 5};
+  EXPECT_TRUE(compare_output("bins", e4.data(), a4.data(), DType::u32, 4, Tolerance{0, 0, 0.75}).pass);
+}
+
+TEST(Compare, AScalarOutputIsOneElement) {
+  float e = 523.25f, right = 523.2505f, zero = 0;
+  EXPECT_TRUE(compare_output("sum", &e, &right, DType::f32, 1, Tolerance{1e-5, 1e-6, 1.0}).pass);
+  Comparison c = compare_output("sum", &e, &zero, DType::f32, 1, Tolerance{1e-5, 1e-6, 1.0});
+  EXPECT_FALSE(c.pass);
+  EXPECT_EQ(c.hint, "the output is all zeros");
+  uint8_t fp8_e = float_to_e4m3(3.5f), fp8_a = float_to_e4m3(3.75f);
+  EXPECT_FALSE(compare_output("q", &fp8_e, &fp8_a, DType::e4m3, 1, Tolerance{0.01, 0, 1.0}).pass);
+  EXPECT_TRUE(compare_output("q", &fp8_e, &fp8_a, DType::e4m3, 1, Tolerance{0.1, 0, 1.0}).pass);
+}
+
 TEST(DType, HalfConversionsRoundTrip) {
   for (float f : {0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f})
     EXPECT_EQ(half_to_float(float_to_half(f)), f) << f;

@@ -25,7 +25,8 @@ std::optional<std::string> dtype_of(const std::string& base) {
       {"unsigned int", "u32"},   {"uint32_t", "u32"},     {"long long", "i64"},      {"int64_t", "i64"},
       {"unsigned long long", "u64"}, {"uint64_t", "u64"}, {"size_t", "u64"},         {"char", "i8"},
       {"signed char", "i8"},     {"int8_t", "i8"},        {"unsigned char", "u8"},   {"uint8_t", "u8"},
-      {"short", "i16"},          {"int16_t", "i16"},      {"unsigned short", "u16"}, {"uint16_t", "u16"}};
+      {"short", "i16"},          {"int16_t", "i16"},      {"unsigned short", "u16"}, {"uint16_t", "u16"},
+      {"__nv_fp8_e4m3", "e4m3"}, {"__nv_fp8_e5m2", "e5m2"}};
   auto it = types.find(base);
   if (it == types.end()) return std::nullopt;
   return it->second;
@@ -126,6 +127,14 @@ std::string draft_task_toml(const std::string& entry, const std::vector<KernelPa
   out += fmt::format("\n[reference]\nentry = \"{}\"\ngrid = \"(ceil_div({}, 256), 1, 1)\"   # CHECK: the launch reference.cu's kernel needs\n"
                      "block = \"(256, 1, 1)\"\n\n[tolerance]\nrtol = 1e-5\natol = 1e-6\n",
                      reference_entry.empty() ? entry : reference_entry, count);
+  // Every buffer read or written once: the least a kernel must move.
+  std::vector<std::string> bytes;
+  for (auto& p : params)
+    if (p.pointer)
+      if (auto dt = parse_dtype(p.type)) bytes.push_back(fmt::format("{} * {}", dtype_size(*dt), count));
+  out += fmt::format("\n[roofline]   # CHECK: what the kernel must move and compute; the time stage fails a kernel "
+                     "faster than the GPU's peaks allow\nbytes = \"{}\"\nflops = \"{}\"\n",
+                     bytes.empty() ? "1" : fmt::format("{}", fmt::join(bytes, " + ")), count);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "task/task_keys.h"
 #include "util/diagnostic.h"
 #include "util/paths.h"
 #include "util/text.h"
@@ -15,44 +16,22 @@ namespace fs = std::filesystem;
 
 std::string_view role_name(Role r) { return r == Role::in ? "in" : r == Role::out ? "out" : "inout"; }
 
-std::string Distribution::text() const {
-  switch (kind) {
-    case uniform: return fmt::format("uniform({}, {})", a, b);
-    case normal: return fmt::format("normal({}, {})", a, b);
-    case integers: return fmt::format("int({}, {})", a, b);
-    case zeros: return "zeros";
-    case ones: return "ones";
-    case iota: return "iota";
+std::string_view to_string(TensorCores t) {
+  switch (t) {
+    case TensorCores::none: return "none";
+    case TensorCores::tf32: return "tf32";
+    case TensorCores::f16: return "f16";
+    case TensorCores::fp8: return "fp8";
+    case TensorCores::int8: return "int8";
   }
   return "?";
 }
 
-Result<Distribution> Distribution::parse(std::string_view text) {
-  std::string_view t = trim(text);
-  Distribution d;
-  if (t == "zeros") return Distribution{zeros, 0, 0};
-  if (t == "ones") return Distribution{ones, 1, 1};
-  if (t == "iota") return Distribution{iota, 0, 0};
-  size_t open = t.find('(');
-  if (open == std::string_view::npos || t.back() != ')')
-    return Error{fmt::format("'{}' is not a distribution: use uniform(lo, hi), normal(mean, stddev), int(lo, hi), "
-                             "zeros, ones or iota", text)};
-  std::string_view fn = trim(t.substr(0, open));
-  auto args = split(t.substr(open + 1, t.size() - open - 2), ',');
-  if (fn == "uniform") d.kind = uniform;
-  else if (fn == "normal") d.kind = normal;
-  else if (fn == "int") d.kind = integers;
-  else
-    return Error{fmt::format("unknown distribution '{}'; use uniform, normal, int, zeros, ones or iota", fn)};
-  if (args.size() != 2) return Error{fmt::format("'{}' takes two numbers", fn)};
-  try {
-    d.a = std::stod(std::string(trim(args[0])));
-    d.b = std::stod(std::string(trim(args[1])));
-  } catch (const std::exception&) {
-    return Error{fmt::format("'{}': its arguments must be numbers", text)};
-  }
-  if (d.kind != normal && d.a > d.b) return Error{fmt::format("'{}': the low end is above the high end", text)};
-  return d;
+std::optional<TensorCores> tensor_cores_from_string(std::string_view s) {
+  for (auto t : {TensorCores::none, TensorCores::tf32, TensorCores::f16, TensorCores::fp8, TensorCores::int8})
+    if (to_string(t) == s) return t;
+  if (s == "bf16") return TensorCores::f16;  // the same rate
+  return std::nullopt;
 }
 
 size_t Param::param_bytes() const {
@@ -75,6 +54,11 @@ Tolerance Task::tolerance_for(const std::string& output) const {
   if (it != tolerance.end()) return it->second;
   auto all = tolerance.find("*");
   return all != tolerance.end() ? all->second : Tolerance{};
+}
+
+const Distribution& Task::init_for(const SizeSet& s, const Param& p) const {
+  auto it = s.init.find(p.name);
+  return it != s.init.end() ? it->second : p.init;
 }
 
 std::vector<const SizeSet*> Task::size_sets(bool include_held_back) const {
@@ -100,6 +84,8 @@ class Reader {
     SourceLoc l = at ? loc_of(at) : fallback;
     diags_.error(l, std::move(msg), "task");
   }
+
+  void error_at(SourceLoc l, std::string msg) { diags_.error(l, std::move(msg), "task"); }
 
   std::optional<std::string> string(const toml::table& t, std::string_view key, bool required, SourceLoc where) {
     const toml::node* n = t.get(key);
@@ -208,7 +194,7 @@ void read_params(Reader& r, const toml::table& root, Task& task, Diagnostics& di
       std::string dt = r.string(*t, "dtype", true, where).value_or("f32");
       if (auto d = parse_dtype(dt)) p.dtype = *d;
       else
-        r.error(t->get("dtype"), fmt::format("unknown dtype '{}'; use f16, bf16, f32, f64, i8..i64 or u8..u64", dt));
+        r.error(t->get("dtype"), fmt::format("unknown dtype '{}'; use {}", dt, dtype_names()));
     }
     if (p.kind == Param::buffer) {
       if (auto e = r.expr(*t, "count", true, where)) p.count = *e;
@@ -217,10 +203,15 @@ void read_params(Reader& r, const toml::table& root, Task& task, Diagnostics& di
       else if (role == "out") p.role = Role::out;
       else if (role == "inout") p.role = Role::inout;
       else r.error(t->get("role"), fmt::format("unknown role '{}'; use in, out or inout", role));
+      if (p.role == Role::out && t->get("init"))
+        r.error(t->get("init"), "an output with role \"out\" is poisoned before the candidate runs, so its init is never "
+                                "used; use role = \"inout\" to give it starting contents");
       std::string init = r.string(*t, "init", false, where).value_or(p.role == Role::out ? "zeros" : "uniform(-1, 1)");
       auto d = Distribution::parse(init);
       if (d) p.init = *d;
       else r.error(t->get("init"), d.error().message);
+      if (d && p.role != Role::out)
+        if (auto why = d->unfit_for(p.dtype); !why.empty()) r.error(t->get("init"), why);
       p.shape = r.expr_list(*t, "shape");
     } else if (p.kind == Param::scalar) {
       if (auto e = r.expr(*t, "value", true, where)) p.value = *e;
@@ -242,7 +233,49 @@ void read_params(Reader& r, const toml::table& root, Task& task, Diagnostics& di
   }
 }
 
-void read_sizes(Reader& r, const toml::table& root, Task& task, Diagnostics& diags) {
+// A size symbol as written in a [[sizes]] entry, for the "is it used" check.
+struct SizeKey {
+  std::string set, symbol;
+  SourceLoc loc;
+};
+
+void read_size_inits(Reader& r, const toml::node& node, const Task& task, SizeSet& s) {
+  const toml::table* t = node.as_table();
+  if (!t) {
+    r.error(&node, "'init' in a size set must be a table: init.x = \"sorted(uniform(0, 1))\"");
+    return;
+  }
+  for (auto& [k, v] : *t) {
+    std::string name(k.str());
+    const Param* p = task.find_param(name);
+    if (!p || p->kind != Param::buffer || p->role == Role::out) {
+      std::vector<std::string_view> inputs;
+      for (auto& q : task.params)
+        if (q.kind == Param::buffer && q.role != Role::out) inputs.push_back(q.name);
+      std::string guess = closest_match(name, inputs);
+      r.error_at(key_loc(k), fmt::format("init for '{}', which is not an input buffer (role in or inout){}", name,
+                                         guess.empty() ? "" : fmt::format("; did you mean '{}'?", guess)));
+      continue;
+    }
+    auto text = v.value<std::string>();
+    if (!text) {
+      r.error(&v, fmt::format("init.{} must be a string such as \"uniform(0, 1)\"", name));
+      continue;
+    }
+    auto d = Distribution::parse(*text);
+    if (!d) {
+      r.error(&v, d.error().message);
+      continue;
+    }
+    if (auto why = d->unfit_for(p->dtype); !why.empty()) {
+      r.error(&v, why);
+      continue;
+    }
+    s.init[name] = *d;
+  }
+}
+
+void read_sizes(Reader& r, const toml::table& root, Task& task, Diagnostics& diags, std::vector<SizeKey>& keys) {
   const toml::array* sizes = root["sizes"].as_array();
   if (!sizes || sizes->empty()) {
     diags.error({1, 1}, "the task has no [[sizes]] entries", "task");
@@ -253,6 +286,8 @@ void read_sizes(Reader& r, const toml::table& root, Task& task, Diagnostics& dia
     if (!t) continue;
     SizeSet s;
     s.name = r.string(*t, "name", true, Reader::loc_of(&node)).value_or("?");
+    for (auto& s2 : task.sizes)
+      if (s2.name == s.name) r.error(t->get("name"), fmt::format("size set '{}' is listed twice", s.name));
     for (auto& [k, v] : *t) {
       if (k == "name") continue;
       if (k == "shown") {
@@ -260,8 +295,16 @@ void read_sizes(Reader& r, const toml::table& root, Task& task, Diagnostics& dia
         else r.error(&v, "'shown' must be true or false");
         continue;
       }
-      if (auto d = v.value<double>()) s.values[std::string(k.str())] = *d;
-      else r.error(&v, fmt::format("size '{}' must be a number", k.str()));
+      if (k == "init") {
+        read_size_inits(r, v, task, s);
+        continue;
+      }
+      if (auto d = v.value<double>()) {
+        s.values[std::string(k.str())] = *d;
+        keys.push_back({s.name, std::string(k.str()), key_loc(k)});
+      } else {
+        r.error(&v, fmt::format("size '{}' must be a number", k.str()));
+      }
     }
     task.sizes.push_back(std::move(s));
   }
@@ -291,6 +334,60 @@ void check_symbols(const Reader& r, const Task& task, Diagnostics& diags) {
                   "task");
       break;
     }
+  }
+}
+
+// A size symbol that no expression uses is a typo ("nn = 1000") or a size that changes
+// nothing: either way the size set does not test what its author meant.
+void check_unused_sizes(const Reader& r, const std::vector<SizeKey>& keys, Diagnostics& diags) {
+  std::vector<std::string_view> used;
+  for (auto& u : r.used()) used.push_back(u.symbol);
+  for (auto& k : keys) {
+    if (std::find(used.begin(), used.end(), k.symbol) != used.end()) continue;
+    std::string guess = closest_match(k.symbol, used);
+    diags.error(k.loc,
+                fmt::format("size '{}' in size set '{}' is not used by any expression (counts, values, launches, "
+                            "roofline, baseline){}",
+                            k.symbol, k.set, guess.empty() ? "" : fmt::format("; did you mean '{}'?", guess)),
+                "task");
+  }
+}
+
+// [roofline] is required: the physical-limit gate of the time stage needs the bytes a kernel
+// must move and the flops it must do, on every size set.
+void read_roofline(Reader& r, const toml::table& root, Task& task, Diagnostics& diags) {
+  const toml::table* rl = root["roofline"].as_table();
+  if (!rl) {
+    diags.error({1, 1},
+                "missing [roofline] table: bytes and flops, expressions of the sizes giving the bytes a kernel must "
+                "move (all inputs read, all outputs written) and the flops it must do",
+                "task");
+    return;
+  }
+  SourceLoc at = Reader::loc_of(rl);
+  task.roofline_bytes = r.expr(*rl, "bytes", true, at);
+  task.roofline_flops = r.expr(*rl, "flops", true, at);
+  if (auto tc = r.string(*rl, "tensor_cores", false, at)) {
+    if (auto v = tensor_cores_from_string(*tc)) task.tensor_cores = *v;
+    else r.error(rl->get("tensor_cores"), fmt::format("unknown tensor_cores '{}'; use none, tf32, f16 (or bf16), fp8 or int8", *tc));
+  }
+}
+
+// Once every symbol is known to be bound: the roofline must say something on every size set.
+void check_roofline_values(const Task& task, const toml::table& root, Diagnostics& diags) {
+  const toml::table* rl = root["roofline"].as_table();
+  if (!rl || !task.roofline_bytes || !task.roofline_flops) return;
+  for (auto& s : task.sizes) {
+    auto b = task.roofline_bytes->evaluate(s.values);
+    if (b && !(b->as_double() > 0))
+      diags.error(Reader::loc_of(rl->get("bytes")),
+                  fmt::format("roofline bytes are {} on size set '{}': every kernel reads its inputs, so this must be "
+                              "above zero",
+                              b->as_double(), s.name),
+                  "task");
+    auto f = task.roofline_flops->evaluate(s.values);
+    if (f && f->as_double() < 0)
+      diags.error(Reader::loc_of(rl->get("flops")), fmt::format("roofline flops are negative on size set '{}'", s.name), "task");
   }
 }
 
@@ -325,8 +422,10 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
       if (auto s = t.value<std::string>()) task.required_instructions.push_back(*s);
   if (auto b = root["racecheck"].value<bool>()) task.racecheck = *b;
 
+  check_task_keys(root, diags);
   read_params(r, root, task, diags);
-  read_sizes(r, root, task, diags);
+  std::vector<SizeKey> size_keys;
+  read_sizes(r, root, task, diags, size_keys);
   if (const toml::table* ref = root["reference"].as_table()) {
     read_launch(r, *ref, Reader::loc_of(ref), task.reference);
   } else {
@@ -340,14 +439,14 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
       if (!t) continue;
       const Param* p = task.find_param(k.str());
       if (!p || !p->is_output()) r.error(&v, fmt::format("tolerance for '{}', which is not an output buffer", k.str()));
+      else if (!is_float(p->dtype) && (t->contains("rtol") || t->contains("atol")))
+        r.error(&v, fmt::format("'{}' is {}: integer outputs are compared exactly, so rtol and atol do not apply (min_match does)",
+                                k.str(), dtype_name(p->dtype)));
       task.tolerance[std::string(k.str())] = {r.number(*t, "rtol", defaults.rtol), r.number(*t, "atol", defaults.atol),
                                               r.number(*t, "min_match", defaults.min_match)};
     }
   }
-  if (const toml::table* rl = root["roofline"].as_table()) {
-    task.roofline_bytes = r.expr(*rl, "bytes", false, Reader::loc_of(rl));
-    task.roofline_flops = r.expr(*rl, "flops", false, Reader::loc_of(rl));
-  }
+  read_roofline(r, root, task, diags);
   if (const toml::table* b = root["baseline"].as_table()) {
     Baseline base;
     base.library = r.string(*b, "library", true, Reader::loc_of(b)).value_or("");
@@ -357,6 +456,12 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
       if (k == "library") continue;
       if (auto s = v.value<std::string>()) base.args[std::string(k.str())] = *s;
       else if (auto i = v.value<int64_t>()) base.args[std::string(k.str())] = std::to_string(*i);
+      if (baseline_key_is_size(k.str())) {
+        r.expr(*b, k.str(), false, Reader::loc_of(b));  // reports a bad expression and notes its symbols
+      } else if (auto name = v.value<std::string>()) {
+        const Param* p = task.find_param(*name);
+        if (!p || p->kind != Param::buffer) r.error(&v, fmt::format("baseline '{}' must name a buffer parameter, not '{}'", k.str(), *name));
+      }
     }
     task.baseline = base;
   }
@@ -364,6 +469,8 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
   for (auto& p : task.params) has_output = has_output || p.is_output();
   if (!task.params.empty() && !has_output && !diags.has_errors()) diags.error(top, "the task has no output buffer (role out or inout)", "task");
   check_symbols(r, task, diags);
+  check_unused_sizes(r, size_keys, diags);
+  if (!diags.has_errors()) check_roofline_values(task, root, diags);
   if (diags.has_errors()) {
     diags.sort_by_location();
     return Error{render_text(diags, src)};

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "task/distribution.h"
 #include "task/dtype.h"
 #include "task/expr.h"
 #include "util/result.h"
@@ -17,15 +18,6 @@ namespace ptxforge::task {
 
 enum class Role { in, out, inout };
 std::string_view role_name(Role r);
-
-// How input elements are drawn: uniform(lo, hi), normal(mean, stddev), int(lo, hi) (both
-// ends included), zeros, ones, or iota (0, 1, 2, ...).
-struct Distribution {
-  enum Kind { uniform, normal, integers, zeros, ones, iota } kind = uniform;
-  double a = -1, b = 1;
-  std::string text() const;
-  static Result<Distribution> parse(std::string_view text);
-};
 
 struct Param {
   enum Kind { buffer, scalar, tensor_map } kind = buffer;
@@ -52,6 +44,8 @@ struct SizeSet {
   std::string name;
   bool shown = true;  // false: a held-back check size never shown to a model
   Bindings values;
+  // Inits that replace a parameter's own for this size set (`init.x = "sorted(...)"`).
+  std::map<std::string, Distribution> init;
 };
 
 struct Launch {
@@ -72,6 +66,12 @@ struct Baseline {
   std::map<std::string, std::string> args;  // library-specific: m, n, k, a, b, c ... as text
 };
 
+// Which tensor-core precision the task lets a kernel use for its flops, for the physical-limit
+// gate: its flops may then run at that precision's peak instead of the FP32 FMA peak.
+enum class TensorCores { none, tf32, f16, fp8, int8 };
+std::string_view to_string(TensorCores t);
+std::optional<TensorCores> tensor_cores_from_string(std::string_view s);
+
 struct Task {
   std::string name, dir, description;
   int level = 1;
@@ -86,12 +86,17 @@ struct Task {
   std::string min_target = "sm_80";
   double time_budget_s = 10;
   bool racecheck = false;
-  // [roofline]: the bytes moved and the flops done, for "fraction of peak" in reports.
+  // [roofline] (required): the bytes a kernel must move and the flops it must do, for
+  // "fraction of peak" in reports and for the physical-limit gate of the time stage. Both
+  // are set once a task has loaded; bytes evaluate above zero on every size set.
   std::optional<SizeExpr> roofline_bytes, roofline_flops;
+  TensorCores tensor_cores = TensorCores::none;
 
   const Param* find_param(std::string_view name) const;
   Tolerance tolerance_for(const std::string& output) const;
   std::vector<const SizeSet*> size_sets(bool include_held_back) const;
+  // The distribution of buffer `p` on size set `s`: the set's override, else the param's own.
+  const Distribution& init_for(const SizeSet& s, const Param& p) const;
 };
 
 // Reads and checks `dir`/task.toml. On failure the error lists every problem as

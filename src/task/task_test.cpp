@@ -91,6 +91,9 @@ grid = "(ceil_div(n, 256), 1, 1)"
 block = "(256, 1, 1)"
 [tolerance]
 rtol = 1e-3
+[roofline]
+bytes = "8 * n"
+flops = "n"
 )TOML";
 
 TEST(TaskSpec, ParsesParamsSizesReferenceTolerance) {
@@ -121,6 +124,112 @@ TEST(TaskSpec, ErrorsCarryFileLineAndAllProblems) {
   auto syntax = parse_task("name = \n", "task.toml", "/tmp/t");
   ASSERT_FALSE(syntax.ok());
   EXPECT_NE(syntax.error().message.find("task.toml:1:"), std::string::npos);
+}
+
+// kTask with `from` replaced by `to` (the first occurrence), parsed.
+Result<Task> edited(const std::string& from, const std::string& to) {
+  std::string text = kTask;
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return parse_task(text, "task.toml", "/tmp/t");
+}
+
+std::string error_of(const Result<Task>& t) { return t ? std::string("(loaded)") : t.error().message; }
+
+TEST(TaskKeys, AMisspeltTableIsAnErrorAtItsKeyWithAGuess) {
+  auto t = edited("[tolerance]", "[tolerence]");
+  ASSERT_FALSE(t);
+  EXPECT_NE(error_of(t).find("task.toml:30:2: error: unknown key 'tolerence' in the task (top level); did you mean 'tolerance'?"),
+            std::string::npos)
+      << error_of(t);
+}
+
+TEST(TaskKeys, UnknownKeysInEveryFixedTableAreErrors) {
+  struct Case {
+    const char* from;
+    const char* to;
+    const char* expect;
+  } cases[] = {
+      {"rtol = 1e-3", "rtoll = 1e-3", "unknown key 'rtoll' in [tolerance]; did you mean 'rtol'?"},
+      {"block = \"(256, 1, 1)\"", "block = \"(256, 1, 1)\"\nblok = 3", "unknown key 'blok' in [reference]; did you mean 'block'?"},
+      {"flops = \"n\"", "flops = \"n\"\nflop = \"n\"", "unknown key 'flop' in [roofline]; did you mean 'flops'?"},
+      {"role = \"in\"", "role = \"in\"\ninit_ = \"zeros\"", "unknown key 'init_' in a buffer [[param]]; did you mean 'init'?"},
+      {"role = \"in\"", "role = \"in\"\nvalue = \"n\"", "'value' is not a key of a buffer parameter (it belongs to kind = \"scalar\")"},
+      {"entry = \"k\"", "entry = \"k\"\ndescrption = \"x\"", "unknown key 'descrption' in the task (top level); did you mean 'description'?"},
+      {"rtol = 1e-3", "rtol = 1e-3\n[tolerance.y]\natool = 1", "unknown key 'atool' in [tolerance.y]; did you mean 'atol'?"},
+  };
+  for (auto& c : cases) {
+    auto t = edited(c.from, c.to);
+    EXPECT_NE(error_of(t).find(c.expect), std::string::npos) << c.to << "\n" << error_of(t);
+  }
+}
+
+TEST(TaskKeys, ASizeSymbolNoExpressionUsesIsAnError) {
+  auto t = edited("n = 100", "n = 100\nnn = 5");
+  EXPECT_NE(error_of(t).find("task.toml:22:1: error: size 'nn' in size set 'small' is not used by any expression"),
+            std::string::npos)
+      << error_of(t);
+  EXPECT_NE(error_of(t).find("did you mean 'n'?"), std::string::npos) << error_of(t);
+}
+
+TEST(TaskKeys, BaselineArgumentsAreCheckedPerLibrary) {
+  auto t = edited("[tolerance]", "[baseline]\nlibrary = \"cublas_sgemv\"\nrows = \"n\"\ncols = \"1\"\na = \"x\"\nx = \"x\"\nz = \"y\"\n[tolerance]");
+  EXPECT_NE(error_of(t).find("unknown key 'z' in [baseline] for cublas_sgemv"), std::string::npos) << error_of(t);
+  EXPECT_NE(error_of(t).find("[baseline] for cublas_sgemv needs 'y'"), std::string::npos) << error_of(t);
+  auto bad_buffer = edited("[tolerance]", "[baseline]\nlibrary = \"cublas_sgemv\"\nrows = \"n\"\ncols = \"1\"\na = \"x\"\nx = \"q\"\ny = \"y\"\n[tolerance]");
+  EXPECT_NE(error_of(bad_buffer).find("baseline 'x' must name a buffer parameter, not 'q'"), std::string::npos) << error_of(bad_buffer);
+}
+
+TEST(TaskRoofline, IsRequiredAndItsBytesMustBePositiveOnEverySizeSet) {
+  auto missing = edited("[roofline]\nbytes = \"8 * n\"\nflops = \"n\"\n", "");
+  EXPECT_NE(error_of(missing).find("missing [roofline] table"), std::string::npos) << error_of(missing);
+  auto no_flops = edited("flops = \"n\"\n", "");
+  EXPECT_NE(error_of(no_flops).find("missing key 'flops'"), std::string::npos) << error_of(no_flops);
+  auto zero = edited("bytes = \"8 * n\"", "bytes = \"8 * n - 800\"");
+  EXPECT_NE(error_of(zero).find("roofline bytes are 0 on size set 'small'"), std::string::npos) << error_of(zero);
+  auto tensor = edited("flops = \"n\"", "flops = \"n\"\ntensor_cores = \"bf16\"");
+  ASSERT_TRUE(tensor) << error_of(tensor);
+  EXPECT_EQ(tensor->tensor_cores, TensorCores::f16);
+  EXPECT_NE(error_of(edited("flops = \"n\"", "flops = \"n\"\ntensor_cores = \"fp4\"")).find("unknown tensor_cores 'fp4'"),
+            std::string::npos);
+}
+
+TEST(TaskSizes, ASizeSetMayOverrideAnInputsInit) {
+  auto t = edited("n = 100", "n = 100\ninit.x = \"plant_max(sorted(uniform(0, 1)), end)\"");
+  ASSERT_TRUE(t) << error_of(t);
+  const Param& x = *t->find_param("x");
+  const Distribution& small = t->init_for(t->sizes[0], x);
+  EXPECT_EQ(small.order, Distribution::Order::sorted);
+  EXPECT_EQ(small.plant, Distribution::Plant::max);
+  EXPECT_EQ(t->init_for(t->sizes[1], x).kind, Distribution::uniform) << "the other size set keeps the param's own";
+  EXPECT_EQ(t->init_for(t->sizes[1], x).order, Distribution::Order::none);
+  auto not_input = edited("n = 100", "n = 100\ninit.y = \"zeros\"");
+  EXPECT_NE(error_of(not_input).find("init for 'y', which is not an input buffer"), std::string::npos) << error_of(not_input);
+  auto typo = edited("n = 100", "n = 100\ninit.xx = \"zeros\"");
+  EXPECT_NE(error_of(typo).find("did you mean 'x'?"), std::string::npos) << error_of(typo);
+  auto bad = edited("n = 100", "n = 100\ninit.x = \"sorted(gauss(0, 1))\"");
+  EXPECT_NE(error_of(bad).find("unknown distribution 'gauss'"), std::string::npos) << error_of(bad);
+  auto out_init = edited("role = \"out\"", "role = \"out\"\ninit = \"ones\"");
+  EXPECT_NE(error_of(out_init).find("its init is never used"), std::string::npos) << error_of(out_init);
+  auto unsigned_normal = edited("dtype = \"f32\"", "dtype = \"u8\"\ninit = \"normal(0, 1)\"");
+  EXPECT_NE(error_of(unsigned_normal).find("cannot hold"), std::string::npos) << error_of(unsigned_normal);
+}
+
+TEST(TaskTolerance, IntegerOutputsTakeNoRtolOrAtol) {
+  auto t = edited("dtype = \"f32\"\ncount = \"n\"\nrole = \"out\"", "dtype = \"s64\"\ncount = \"n\"\nrole = \"out\"");
+  ASSERT_TRUE(t) << error_of(t);
+  EXPECT_EQ(t->params[1].dtype, DType::i64);
+  auto tol = edited("dtype = \"f32\"\ncount = \"n\"\nrole = \"out\"", "dtype = \"u32\"\ncount = \"n\"\nrole = \"out\"");
+  ASSERT_TRUE(tol);
+  auto with = edited("rtol = 1e-3", "rtol = 1e-3\n[tolerance.y]\natol = 1");
+  ASSERT_TRUE(with) << "a float output takes atol";
+  std::string text = kTask;
+  const std::string out_f32 = "dtype = \"f32\"\ncount = \"n\"\nrole = \"out\"";
+  text.replace(text.find(out_f32), out_f32.size(), "dtype = \"u32\"\ncount = \"n\"\nrole = \"out\"");
+  text += "[tolerance.y]\natol = 1\n";
+  auto bad = parse_task(text, "task.toml", "/tmp/t");
+  EXPECT_NE(error_of(bad).find("integer outputs are compared exactly"), std::string::npos) << error_of(bad);
 }
 
 TEST(Distribution, ParsesKnownFormsAndRejectsOthers) {

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "cli_parse.h"
+#include "eval/physical_limit.h"
+#include "gpu/peaks.h"
 #include "gpu/worker.h"
 #include "util/paths.h"
 #include "util/subprocess.h"
@@ -36,10 +38,13 @@ bool library_present(const std::string& name) {
 
 int cmd_doctor(const std::vector<std::string>& args) {
   CLI::App app("Report the GPU and the CUDA toolchain ptxforge can use, and what is missing", "doctor");
+  bool remeasure = false;
+  app.add_flag("--remeasure", remeasure, "measure the GPU's peaks again instead of reading them from the cache");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
   int problems = 0;
   std::cout << "GPU\n";
-  auto info = gpu::ask_device_info();  // from the worker: this process never loads libcuda
+  gpu::WorkerClient worker(gpu::default_worker_argv());
+  auto info = gpu::ask_device_info(worker);  // from the worker: this process never loads libcuda
   if (!info) {
     std::cout << "  none: " << info.error().message << "\n"
               << "  without a GPU, run/compile do check and assemble only and say the kernel was NOT verified\n";
@@ -54,6 +59,22 @@ int cmd_doctor(const std::vector<std::string>& args) {
                              i.shared_per_block / 1024, i.shared_per_block_optin / 1024, i.shared_per_sm / 1024,
                              i.registers_per_block, i.registers_per_sm)
               << fmt::format("  driver supports CUDA {}.{}\n", i.driver_version / 1000, i.driver_version % 1000 / 10);
+    // The peaks the time stage holds kernels to (measured once, then read from the cache).
+    std::string source;
+    auto peaks = gpu::device_peaks(worker, i, cache_dir(), remeasure, &source);
+    if (!peaks) {
+      std::cout << "  peaks: NOT measured: " << peaks.error().message << "\n";
+      ++problems;
+    } else {
+      std::cout << fmt::format("  peaks ({}):\n", source)
+                << fmt::format("    memory: copy {} (read + write bytes), read-only {}\n",
+                               eval::format_rate(peaks->copy_bytes_per_s, "B"), eval::format_rate(peaks->read_bytes_per_s, "B"))
+                << fmt::format("    FP32 FMA {}\n", eval::format_rate(peaks->fma_flops_per_s, "FLOP"));
+      for (auto tc : {task::TensorCores::tf32, task::TensorCores::f16, task::TensorCores::fp8})
+        if (auto t = gpu::tensor_peak_flops(i, tc))
+          std::cout << fmt::format("    {} tensor cores {} (table value, dense, not measured)\n", task::to_string(tc),
+                                   eval::format_rate(*t, "FLOP"));
+    }
   }
   std::cout << fmt::format("\ntoolchain (CUDA home {})\n", cuda_home());
   struct Tool {

@@ -18,7 +18,7 @@ int cmd_run(const std::vector<std::string>& args) {
   std::vector<std::string> candidates;
   int seeds = 3;
   double timeout = 30;
-  bool json = false, no_time = false, sanitize = false, trace = false;
+  bool json = false, no_time = false, sanitize = false, trace = false, allow_suspicious = false;
   app.add_option("task", task_name, "task folder, or a task name such as level1/vector_add")->required();
   app.add_option("candidates", candidates, "candidates: PTX with `// @launch` lines, or CUDA C++ (.cu); several run one "
                  "after another in one harness")->required();
@@ -30,6 +30,8 @@ int cmd_run(const std::vector<std::string>& args) {
   app.add_option("--timeout", timeout, "seconds before a hanging verify is killed")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_flag("--no-time", no_time, "skip the timing stage");
   app.add_flag("--sanitize", sanitize, "also run the verify stage once under compute-sanitizer");
+  app.add_flag("--allow-suspicious", allow_suspicious,
+               "let a time faster than the GPU's peaks, or over 10x the vendor library, pass as a flag");
   app.add_flag("--json", json, "print one JSON array of result records (docs/json.md)");
   app.add_flag("--trace", trace, "print each stage's start and wall time on standard error");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
@@ -55,6 +57,7 @@ int cmd_run(const std::vector<std::string>& args) {
   opts.seeds = seeds;
   opts.time = !no_time;
   opts.sanitize = sanitize;
+  opts.allow_suspicious = allow_suspicious;
   opts.arch = arch;
   opts.launch_path = launch;
   opts.verify_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout * 1000));

@@ -1,0 +1,65 @@
+#include "eval/time_gate.h"
+
+#include <fmt/format.h>
+
+namespace ptxforge::eval {
+
+GatePeaks gate_peaks(const task::Task& task, const Result<gpu::DevicePeaks>& measured,
+                     const std::optional<gpu::DeviceInfo>& info) {
+  GatePeaks g;
+  if (!measured) {
+    g.note = "not checked against the GPU's peaks: " + measured.error().message;
+    return g;
+  }
+  g.limits.bytes_per_s = measured->memory_bytes_per_s();
+  g.limits.flops_per_s = measured->fma_flops_per_s;
+  g.note = fmt::format("peaks of {}: memory {}, FP32 FMA {}", measured->device, format_rate(g.limits.bytes_per_s, "B"),
+                       format_rate(g.limits.flops_per_s, "FLOP"));
+  if (task.tensor_cores != task::TensorCores::none) {
+    std::optional<double> tensor = info ? gpu::tensor_peak_flops(*info, task.tensor_cores) : std::nullopt;
+    if (tensor && *tensor > g.limits.flops_per_s) {
+      g.limits.flops_per_s = *tensor;
+      g.limits.flops_kind = fmt::format("{} tensor-core", task::to_string(task.tensor_cores));
+      g.note += fmt::format(", {} tensor cores {} (table)", task::to_string(task.tensor_cores), format_rate(*tensor, "FLOP"));
+    } else if (!tensor) {
+      // Without a tensor peak for this GPU the flops cannot be bounded; the bytes still are.
+      g.limits.flops_per_s = 0;
+      g.note += fmt::format("; flops not bounded: no {} tensor-core figure for this GPU", task::to_string(task.tensor_cores));
+    }
+  }
+  return g;
+}
+
+TimeVerdict judge_times(const task::Task& task, const gpu::TimeReport& times, const LimitPeaks& peaks) {
+  TimeVerdict v;
+  for (auto& s : times.sizes) {
+    const task::SizeSet* set = nullptr;
+    for (auto& candidate : task.sizes)
+      if (candidate.name == s.size_set) set = &candidate;
+    if (s.library && s.candidate.median_ms > 0 && s.library->median_ms / s.candidate.median_ms > kSuspiciousLibraryRatio)
+      v.problems.push_back(fmt::format("suspicious: {:.1f}x faster than {} on '{}' (more than {:.0f}x)",
+                                       s.library->median_ms / s.candidate.median_ms, s.library_name, s.size_set,
+                                       kSuspiciousLibraryRatio));
+    if (!set || !task.roofline_bytes || !task.roofline_flops) continue;
+    auto bytes = task.roofline_bytes->evaluate(set->values);
+    auto flops = task.roofline_flops->evaluate(set->values);
+    if (!bytes || !flops) continue;  // a loaded task evaluates on every size set
+    LimitRow row;
+    row.size_set = s.size_set;
+    row.bytes = bytes->as_double();
+    row.flops = flops->as_double();
+    row.fastest_ms = s.candidate.min_ms;
+    row.median_ms = s.candidate.median_ms;
+    LimitCheck c = check_physical_limits(row.bytes, row.flops, s.candidate.min_ms / 1e3, peaks);
+    row.bytes_per_s = c.bytes_per_s;
+    row.flops_per_s = c.flops_per_s;
+    row.pass = c.pass;
+    if (!c.pass)
+      v.problems.push_back(fmt::format("impossible time on '{}': the fastest of {} trials ({:.4f} ms; median {:.4f} ms) is {}",
+                                       s.size_set, s.candidate.trials, s.candidate.min_ms, s.candidate.median_ms, c.message));
+    v.rows.push_back(row);
+  }
+  return v;
+}
+
+}  // namespace ptxforge::eval

@@ -1,0 +1,47 @@
+// The verdict on a candidate's timings, apart from taking them: every shown size set's fastest
+// trial must respect the GPU's physical limits (eval/physical_limit.h) for the task's
+// roofline, and the candidate must not be more than kSuspiciousLibraryRatio times faster
+// than the vendor library. Either is a failure of the time stage unless the run allows
+// suspicious results (`--allow-suspicious`), which turns them into flags.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eval/physical_limit.h"
+#include "gpu/measurement.h"
+#include "gpu/peaks.h"
+#include "task/task_spec.h"
+#include "util/result.h"
+
+namespace ptxforge::eval {
+
+constexpr double kSuspiciousLibraryRatio = 10;
+
+// The peaks the gate holds a task's timings to, from the device's measured peaks and, when
+// the task lets its flops run on tensor cores, the tensor peak of that precision.
+struct GatePeaks {
+  LimitPeaks limits;
+  std::string note;  // where the figures come from, or why a bound is missing
+};
+GatePeaks gate_peaks(const task::Task& task, const Result<gpu::DevicePeaks>& measured,
+                     const std::optional<gpu::DeviceInfo>& info);
+
+// One shown size set as judged, for the record.
+struct LimitRow {
+  std::string size_set;
+  double bytes = 0, flops = 0;
+  double fastest_ms = 0, median_ms = 0;
+  double bytes_per_s = 0, flops_per_s = 0;  // at the fastest trial
+  bool pass = true;
+};
+
+struct TimeVerdict {
+  std::vector<std::string> problems;  // each a reason to fail (or to flag, when allowed)
+  std::vector<LimitRow> rows;
+};
+
+TimeVerdict judge_times(const task::Task& task, const gpu::TimeReport& times, const LimitPeaks& peaks);
+
+}  // namespace ptxforge::eval
