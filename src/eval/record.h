@@ -57,6 +57,8 @@ struct RunRecord {
   std::optional<gpu::VerifyReport> verify;
   std::optional<gpu::TimeReport> time;
   std::optional<gpu::Failure> failure;  // why the GPU stages stopped, when they did
+  std::optional<gpu::GuardMode> guard;  // how verify placed the candidate's buffers
+  std::string guard_note;               // why there were no guard pages, when there were none
   std::vector<InstructionProof> proofs;
   std::vector<std::string> flags;       // "suspicious: 14x faster than cuBLAS", ...
   bool gpu_verified = false;            // verify passed on a real GPU

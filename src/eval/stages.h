@@ -23,6 +23,7 @@ struct RunOptions {
   int seeds = 3;
   bool time = true;
   bool sanitize = false;
+  std::string sanitizer;   // compute-sanitizer to run ("" = the CUDA toolkit's); tests pass a fake
   std::string arch;        // "" = the GPU's, else sm_90a
   std::string launch_path; // a TOML launch spec instead of the `// @launch` comments
   std::chrono::milliseconds verify_timeout{30000};
