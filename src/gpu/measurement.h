@@ -40,9 +40,9 @@ struct Failure {
   // there (empty without them), which gpu/locate_fault.h reruns one by one to name the one
   // whose guard region was hit.
   bool out_of_bounds = false;
-  std::string size_set;
+  std::string size_set = {};
   uint64_t seed = 0;
-  std::vector<std::string> guarded;
+  std::vector<std::string> guarded = {};
 };
 
 struct CaseResult {

@@ -32,10 +32,10 @@ last=${verdicts[${#files[@]}]}
 if [[ $last == "verdict: passed"* ]]; then echo "ok   solution after them: $last"; else echo "FAIL solution after them: $last"; fail=1; fi
 ((rc == 1)) || { echo "FAIL: exit code $rc, want 1 (some candidates failed)"; fail=1; }
 grep -E '^worker: ' <<<"$out"
-# --sanitize: the solution is clean under compute-sanitizer memcheck.
+# --sanitize: the solution is clean under compute-sanitizer (memcheck, racecheck, synccheck, initcheck).
 if [[ -x "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer" ]]; then
   san=$("$ptxforge" run --sanitize --no-time "$task" "$solution" 2>&1)
-  if grep -qE "^  sanitize +passed +memcheck: 0 errors" <<<"$san"; then echo "ok   --sanitize: $(grep -E '^  sanitize' <<<"$san" | tr -s ' ')"
+  if grep -qE "^  sanitize +passed +0 errors from memcheck" <<<"$san"; then echo "ok   --sanitize: $(grep -E '^  sanitize' <<<"$san" | tr -s ' ')"
   else echo "FAIL --sanitize:"; echo "$san"; fail=1; fi
 fi
 echo "all $(( ${#files[@]} + 1 )) candidates in ${ms} ms"
