@@ -84,11 +84,7 @@ std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Ha
                            ? "a read of memory nothing wrote: an output read before your kernel wrote it (outputs are not "
                              "zeroed for you), an output element never written, or shared memory read before any thread wrote it"
                            : "";
-    out += fmt::format("## compute-sanitizer
-The results were correct, but {}
-{}{}
-
-", text, *hint ? "This means " : "", hint);
+    out += fmt::format("## compute-sanitizer\nThe results were correct, but {}\n{}{}\n\n", text, *hint ? "This means " : "", hint);
   }
   if (r.verify) {
     int shown = 0;

@@ -11,6 +11,7 @@
 #include "eval/stages.h"
 #include "gpu/protocol.h"
 #include "util/paths.h"
+#include "util/subprocess.h"
 #include "util/text.h"
 
 namespace ptxforge::eval {
