@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "util/text.h"
+
 namespace ptxforge::agent {
 
 namespace {
@@ -69,6 +71,20 @@ std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Ha
                         : r.failure->where.empty() ? ""
                                                    : " — " + r.failure->where;
     out += fmt::format("## Runtime failure ({})\n{}{}\n\n", gpu::to_string(r.failure->kind), r.failure->message, where);
+  }
+  // 2b. Correct results, but compute-sanitizer saw a defect (eval/sanitize.h).
+  if (failed && failed->id == eval::StageId::sanitize) {
+    const std::string& text = failed->text(eval::Audience::model);
+    const char* hint = starts_with(text, "memcheck") ? "an access outside a buffer (or misaligned), which the results did not show"
+                       : starts_with(text, "racecheck")
+                           ? "threads of a block write and read the same shared memory with no bar.sync between them: the result "
+                             "depends on timing"
+                       : starts_with(text, "synccheck") ? "a barrier that not every thread it waits for reaches, or a wrong mask"
+                       : starts_with(text, "initcheck")
+                           ? "a read of memory nothing wrote: an output read before your kernel wrote it (outputs are not "
+                             "zeroed for you), an output element never written, or shared memory read before any thread wrote it"
+                           : "";
+    out += fmt::format("## compute-sanitizer\nThe results were correct, but {}\n{}{}\n\n", text, *hint ? "This means " : "", hint);
   }
   if (r.verify) {
     int shown = 0;

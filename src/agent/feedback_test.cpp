@@ -9,6 +9,27 @@
 namespace ptxforge::agent {
 namespace {
 
+TEST(Feedback, ASanitizerReportGoesBackWithItsMeaning) {
+  task::Task t = *task::load_task(std::string(PTXFORGE_SOURCE_DIR) + "/tasks/level1/reduce_sum");
+  Hardware hw = *find_hardware("h200");
+  eval::RunRecord r;
+  r.gpu_verified = true;
+  r.stage(eval::StageId::verify).status = eval::StageStatus::passed;
+  eval::StageResult& san = r.stage(eval::StageId::sanitize);
+  san.status = eval::StageStatus::failed;
+  san.summary = "racecheck: 1 error: Error: Race reported between Write access at reduce_sum+0x1a0; and Read access at "
+                "reduce_sum+0x1c0 [31 hazards]; by thread (0,0,0) in block (0,0,0)";
+  san.held_back = true;
+  san.model_summary = "racecheck: 1 error: Error: Race reported between Write access at reduce_sum+0x1a0; and Read access at "
+                      "reduce_sum+0x1c0 [31 hazards]";
+  std::string fb = feedback_for(t, r, hw);
+  EXPECT_NE(fb.find("## compute-sanitizer\nThe results were correct, but racecheck: 1 error: Error: Race reported"), std::string::npos)
+      << fb;
+  EXPECT_NE(fb.find("no bar.sync between them"), std::string::npos) << fb;
+  EXPECT_EQ(fb.find("by thread"), std::string::npos) << "a held-back run's thread and block stay out";
+  EXPECT_NE(fb.find("Result: FAILED at sanitize: racecheck"), std::string::npos) << fb;
+}
+
 TEST(Feedback, WrongResultsPerformanceAndTheHeldBackSizesStayHidden) {
   task::Task t = *task::load_task(std::string(PTXFORGE_SOURCE_DIR) + "/tasks/level1/vector_add");
   Hardware hw = *find_hardware("h200");

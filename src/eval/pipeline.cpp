@@ -3,10 +3,14 @@
 // verdict; the GPU stages send jobs to the worker with the launch spec check resolved.
 #include "eval/pipeline.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "eval/sanitize.h"
+#include "gpu/locate_fault.h"
+#include "gpu/protocol.h"
 #include "ptx/front_end.h"
 #include "ptx/parser.h"
 #include "task/launch_spec.h"
@@ -141,6 +145,15 @@ StageResult verify(StageContext& ctx) {
   job.seeds = ctx.opts.seeds;
   ctx.job = job;
   gpu::Outcome out = ctx.worker.run(job, ctx.opts.verify_timeout);
+  if (out.guard) {
+    r.guard = out.guard;
+    r.guard_note = out.guard_note;
+  }
+  if (out.failure && out.failure->out_of_bounds) {
+    // The worker is gone with its context; fresh ones run the case again to name the buffer.
+    if (auto at = gpu::locate_out_of_bounds(ctx.worker, job, *out.failure, ctx.opts.verify_timeout))
+      gpu::name_fault_buffer(*out.failure, *at);
+  }
   if (out.failure) {
     r.failure = out.failure;
     r.check_wall_s = since(ctx.run_started);
@@ -175,43 +188,42 @@ StageResult verify(StageContext& ctx) {
                                                  plural(r.verify->cases.size(), "case"), held, r.verify->seconds));
 }
 
-// The verify job once more, under compute-sanitizer memcheck (and racecheck when the task
-// asks), in a worker of its own started under the sanitizer.
+// The verify job again under each of compute-sanitizer's tools (eval/sanitize.h), each in a
+// worker of its own started under the sanitizer, on the size sets where the tool can bite.
+// The first tool that reports an error, or whose run does not finish cleanly, fails the stage.
 StageResult sanitize(StageContext& ctx) {
-  auto tool = find_cuda_tool("compute-sanitizer");
+  std::optional<std::string> tool = ctx.opts.sanitizer.empty() ? find_cuda_tool("compute-sanitizer") : ctx.opts.sanitizer;
   if (!tool) return result(StageStatus::skipped, "compute-sanitizer is not installed");
   if (ctx.worker_argv.empty()) return result(StageStatus::skipped, "no worker process to run under compute-sanitizer");
-  gpu::Job job = *ctx.job;
-  job.held_back = false;  // once, on the shown sizes: the sanitizer slows kernels 10-100x
-  job.seeds = 1;
-  auto timeout = ctx.opts.verify_timeout * 20;
-  std::vector<std::string> findings;
-  for (const char* which : {"memcheck", "racecheck"}) {
-    if (std::string(which) == "racecheck" && !ctx.task.racecheck) continue;
-    std::string log = ctx.work_dir + "/" + which + ".log";
-    std::vector<std::string> argv = {*tool, "--tool", which, "--log-file", log, "--print-limit", "20"};
-    for (auto& a : ctx.worker_argv) argv.push_back(a);
-    gpu::WorkerClient sanitized(argv);
-    gpu::Outcome out = sanitized.run(job, timeout);
-    auto text = read_file(log);
-    size_t errors = 0;
-    std::string first;
-    if (text) {
-      for (auto line : split(*text, '\n')) {
-        auto at = line.find("ERROR SUMMARY: ");
-        if (at != std::string_view::npos) errors += std::strtoul(std::string(line.substr(at + 15)).c_str(), nullptr, 10);
-        if (first.empty() && (line.find("Invalid") != std::string_view::npos || line.find("Race reported") != std::string_view::npos ||
-                              line.find("Error:") != std::string_view::npos))
-          first = std::string(trim(line.substr(line.find_first_not_of("= "))));
-      }
+  auto help = run_process({*tool, "--help"}, std::chrono::seconds(30));
+  bool shared_initcheck = help && (help->out + help->err).find("initcheck-address-space") != std::string::npos;
+  auto timeout = ctx.opts.verify_timeout * 20;  // the tools slow kernels down 10-100x
+  std::vector<std::string> passed;
+  for (SanitizerTool which : kSanitizerTools) {
+    gpu::Job job = sanitizer_job(*ctx.job, ctx.task, which);
+    std::string log = fmt::format("{}/{}.log", ctx.work_dir, to_string(which));
+    gpu::WorkerClient sanitized(sanitizer_argv(*tool, which, log, shared_initcheck, ctx.worker_argv));
+    auto ex = sanitized.exchange(gpu::encode_job(job), timeout);
+    std::optional<gpu::Outcome> out;
+    std::string exchange_error = ex.ok ? "" : fmt::format("{}: {}", to_string(ex.failure.kind), ex.failure.message);
+    if (ex.ok) {
+      auto decoded = gpu::decode_outcome(ex.reply);
+      if (decoded) out = *decoded;
+      else exchange_error = decoded.error().message;
     }
-    if (out.failure && errors == 0)
-      return result(StageStatus::failed, fmt::format("{} run failed: {}: {}", which, to_string(out.failure->kind), out.failure->message));
-    findings.push_back(errors ? fmt::format("{}: {} error{} ({})", which, errors, errors == 1 ? "" : "s", first)
-                              : fmt::format("{}: 0 errors", which));
-    if (errors) return result(StageStatus::failed, fmt::format("{}", fmt::join(findings, "; ")));
+    int code = sanitized.finish(std::chrono::seconds(120));
+    auto text = read_file(log);
+    ToolVerdict v = judge_sanitizer(which, parse_sanitizer_log(text ? *text : ""), code, out, exchange_error);
+    if (!v.passed) {
+      StageResult s = result(StageStatus::failed, v.summary);
+      for (auto& set : ctx.task.sizes)
+        if (!set.shown && std::find(job.size_sets.begin(), job.size_sets.end(), set.name) != job.size_sets.end()) s.held_back = true;
+      if (s.held_back) s.model_summary = v.model_summary;
+      return s;
+    }
+    passed.push_back(std::string(to_string(which)) + (which == SanitizerTool::initcheck && !shared_initcheck ? " (global memory only)" : ""));
   }
-  return result(StageStatus::passed, fmt::format("{} (shown sizes, one seed)", fmt::join(findings, "; ")));
+  return result(StageStatus::passed, fmt::format("0 errors from {}", fmt::join(passed, ", ")));
 }
 
 StageResult time(StageContext& ctx) {

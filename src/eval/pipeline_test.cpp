@@ -387,6 +387,41 @@ TEST_F(PipelineTest, SanitizeIsListedAfterVerifyOnlyWhenAskedFor) {
   EXPECT_EQ(r.find_stage(StageId::sanitize), nullptr) << "after a failed verify, sanitize does not run and is not listed";
 }
 
+TEST_F(PipelineTest, AnOutOfBoundsFaultIsRunAgainToNameTheBuffer) {
+  gpu::FakeWorker gpu;
+  gpu.answer = [](const gpu::Job& job) {
+    gpu::Outcome o = healthy_gpu(job);
+    if (job.kind == gpu::JobKind::device) return o;
+    o = {};
+    o.guard = gpu::GuardMode::vmm;
+    if (job.kind == gpu::JobKind::locate && job.open_buffer == "c") {
+      o.verify = gpu::VerifyReport{{gpu::CaseResult{}}, 0};  // with c's windows mapped the case runs through
+      return o;
+    }
+    gpu::Failure f{gpu::FailureKind::fault, "out-of-bounds access: running the candidate: CUDA_ERROR_ILLEGAL_ADDRESS (700)",
+                   "size set 'small', seed 1"};
+    f.out_of_bounds = true;
+    f.size_set = "small";
+    f.seed = 1;
+    f.guarded = {"a", "b", "c"};
+    o.failure = f;
+    o.fatal = true;
+    return o;
+  };
+  Pipeline p(gpu);
+  RunOptions opts;
+  opts.time = false;
+  RunRecord r = p.run(task_, kRoot + "/tasks/level1/vector_add/solution.ptx", opts);
+  EXPECT_EQ(r.verdict(), "FAILED at verify: fault: out-of-bounds access near buffer 'c': running the candidate: "
+                         "CUDA_ERROR_ILLEGAL_ADDRESS (700) (size set 'small', seed 1)");
+  size_t locates = 0;
+  for (auto& j : gpu.jobs) locates += j.kind == gpu::JobKind::locate;
+  EXPECT_EQ(locates, 3u);
+  auto j = nlohmann::json::parse(render_report_json(r));
+  EXPECT_EQ(j["guard"], "vmm");
+  EXPECT_EQ(j["failure"]["out_of_bounds"], true);
+}
+
 TEST(StageIds, SpelledOnceBothWays) {
   for (auto& st : stage_table()) EXPECT_EQ(stage_id_from_string(to_string(st.id)), st.id);
   EXPECT_EQ(stage_table().size(), 6u);

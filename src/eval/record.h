@@ -65,6 +65,8 @@ struct RunRecord {
   std::optional<gpu::VerifyReport> verify;
   std::optional<gpu::TimeReport> time;
   std::optional<gpu::Failure> failure;  // why the GPU stages stopped, when they did
+  std::optional<gpu::GuardMode> guard;  // how verify placed the candidate's buffers
+  std::string guard_note;               // why there were no guard pages, when there were none
   std::vector<InstructionProof> proofs;
   std::optional<PhysicalLimits> limits;  // when the time stage judged timings
   std::vector<std::string> flags;       // results let through by --allow-suspicious, ...

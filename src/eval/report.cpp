@@ -78,6 +78,8 @@ std::string render_report_text(const RunRecord& r, bool color) {
                            f.shared_bytes, f.spill_stores, f.spill_loads);
     out += "\n";
   }
+  if (r.guard == gpu::GuardMode::canary)
+    out += fmt::format("  {}\n", paint("note: no guard pages, canaries only: " + r.guard_note, "33", color));
   for (auto& f : r.flags) out += fmt::format("  {}\n", paint("flag: " + f, "33", color));
   std::string verdict = r.verdict();
   out += fmt::format("\nverdict: {}\n", paint(verdict, r.passed ? "32" : "31", color));
@@ -128,6 +130,8 @@ std::string render_report_json(const RunRecord& r) {
                             {"sizes", rows}};
   }
   if (r.failure) j["failure"] = *r.failure;
+  if (r.guard) j["guard"] = std::string(gpu::to_string(*r.guard));
+  if (!r.guard_note.empty()) j["guard_note"] = r.guard_note;
   j["proofs"] = json::array();
   for (auto& p : r.proofs) {
     json pj = {{"family", p.family}, {"in_ptx", p.in_ptx}, {"ptx_count", p.ptx_count}};

@@ -26,6 +26,7 @@ struct RunOptions {
   // Report an impossible time (faster than the GPU's peaks) or a suspicious one (over 10x the
   // vendor library) as a flag instead of failing the time stage.
   bool allow_suspicious = false;
+  std::string sanitizer;   // compute-sanitizer to run ("" = the CUDA toolkit's); tests pass a fake
   std::string arch;        // "" = the GPU's, else sm_90a
   std::string launch_path; // a TOML launch spec instead of the `// @launch` comments
   std::chrono::milliseconds verify_timeout{30000};

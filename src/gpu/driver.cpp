@@ -17,7 +17,7 @@ Result<const Driver*> load() {
   if (!get) return Error{"the CUDA driver is too old: it has no cuGetProcAddress_v2 (need a CUDA 12+ driver)"};
   static Driver d;
   const char* missing = nullptr;
-  auto resolve = [&](const char* name, void** slot) {
+  auto resolve = [&](const char* name, void** slot, bool required = true) {
     CUdriverProcAddressQueryResult status{};
     // Asked for at CUDA 13.0, a name gives its newest signature, which must be the one
     // cuda.h declares under that name. cuCtxSynchronize is the exception: 13.0 added
@@ -26,11 +26,15 @@ Result<const Driver*> load() {
     // context and fails with CUDA_ERROR_CONTEXT_IS_DESTROYED (seen on the H200).
     int version = std::string_view(name) == "cuCtxSynchronize" ? 2000 : CUDA_VERSION;
     if (get(name, slot, version, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS || !*slot)
-      if (!missing) missing = name;
+      if (required && !missing) missing = name;
+    if (!required && status != CU_GET_PROC_ADDRESS_SUCCESS) *slot = nullptr;
   };
 #define PTXFORGE_RESOLVE(name) resolve(#name, reinterpret_cast<void**>(&d.name));
   PTXFORGE_DRIVER_FUNCTIONS(PTXFORGE_RESOLVE)
 #undef PTXFORGE_RESOLVE
+#define PTXFORGE_RESOLVE_OPTIONAL(name) resolve(#name, reinterpret_cast<void**>(&d.name), false);
+  PTXFORGE_DRIVER_OPTIONAL_FUNCTIONS(PTXFORGE_RESOLVE_OPTIONAL)
+#undef PTXFORGE_RESOLVE_OPTIONAL
   if (missing) return Error{fmt::format("the CUDA driver lacks {} (for CUDA {}.{})", missing, CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10)};
   CUresult r = d.cuInit(0);
   if (r != CUDA_SUCCESS) return Error{fmt::format("cuInit failed: {}", describe(r))};

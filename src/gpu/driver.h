@@ -22,8 +22,14 @@ struct Driver {
   X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD8) X(cuMemsetD32) X(cuMemsetD32Async) X(cuLaunchKernelEx)           \
   X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy)              \
   X(cuGetErrorName) X(cuGetErrorString) X(cuTensorMapEncodeTiled) X(cuMemGetInfo) X(cuCtxGetLimit)
+// Loaded when present, nullptr otherwise: the virtual-memory calls that place candidate
+// buffers with guard pages (gpu/guarded_memory_cuda.cpp falls back to cuMemAlloc without them).
+#define PTXFORGE_DRIVER_OPTIONAL_FUNCTIONS(X)                                                                   \
+  X(cuMemGetAllocationGranularity) X(cuMemAddressReserve) X(cuMemCreate) X(cuMemMap) X(cuMemSetAccess)          \
+  X(cuMemUnmap) X(cuMemRelease) X(cuMemAddressFree)
 #define PTXFORGE_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
   PTXFORGE_DRIVER_FUNCTIONS(PTXFORGE_DRIVER_MEMBER)
+  PTXFORGE_DRIVER_OPTIONAL_FUNCTIONS(PTXFORGE_DRIVER_MEMBER)
 #undef PTXFORGE_DRIVER_MEMBER
 };
 

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <algorithm>
 #include <map>
 
 #include "gpu/driver.h"
+#include "gpu/guarded_memory_cuda.h"
 #include "gpu/library_baseline.h"
 #include "gpu/peak_measure.h"
 #include "gpu/tensor_map.h"
@@ -30,6 +32,14 @@ struct Executor::State {
   size_t case_bytes = 0;
   std::unique_ptr<LibraryBaseline> lib;
   std::optional<std::string> lib_error;
+  // Guard pages (gpu/guarded_memory.h): the driver's virtual-memory calls, or null and why not.
+  std::unique_ptr<VmmApi> vmm;
+  std::string vmm_note;
+  // The job in hand: how its candidate buffers are placed, the buffer whose guard windows a
+  // locate job maps, and whether a case fell back to canaries.
+  Placement placement = Placement::guarded;
+  std::string open_buffer;
+  bool fell_back = false;
   // The library baseline, created on first use; nullptr (and `why`) when unavailable.
   LibraryBaseline* library(std::string& why) {
     if (!lib && !lib_error) {
@@ -313,25 +323,85 @@ std::map<std::string, std::vector<uint8_t>> run_reference(const Driver& d, const
 }
 
 // The candidate's buffers: guarded, inputs uploaded, outputs poisoned, scratch zeroed.
-struct CandidateBuffers {
-  std::map<std::string, CUdeviceptr> base, data;
-  std::map<std::string, size_t> bytes;
-  std::map<std::string, CUtensorMap> maps;
+// Canaries: mapped bytes right before and right after a buffer, filled with kCanaryByte.
+struct CanarySpans {
+  CUdeviceptr head = 0;
+  size_t head_len = 0;
+  CUdeviceptr tail = 0;
+  size_t tail_len = 0;
 };
 
-void setup_candidate(const Driver& d, const Loaded& L, const HostCase& h, Allocations& mem, CandidateBuffers& cb,
+struct CandidateBuffers {
+  std::map<std::string, CUdeviceptr> data;
+  std::map<std::string, size_t> bytes;
+  std::map<std::string, CanarySpans> canaries;  // none for exact placement
+  std::map<std::string, CUtensorMap> maps;
+  std::unique_ptr<GuardedCase> guarded;         // the reservation, with guard pages
+  std::vector<std::string> guarded_names;       // the buffers in it, in slot order
+};
+
+// Places every buffer of the case with guard pages in one reservation; false (and guard
+// pages off for the rest of the worker's life) when the driver refuses for another reason
+// than memory.
+bool place_guarded(Executor::State& s, const std::vector<std::string>& names, const std::vector<size_t>& sizes,
+                   CandidateBuffers& cb, const std::string& where) {
+  std::optional<size_t> open;
+  if (!s.open_buffer.empty()) {
+    for (size_t i = 0; i < names.size(); ++i)
+      if (names[i] == s.open_buffer) open = i;
+    if (!open) abort_with(FailureKind::spec, fmt::format("no buffer named '{}' to open", s.open_buffer), where);
+  }
+  auto plan = plan_guards(sizes, s.vmm->granularity(), open);
+  if (!plan) abort_with(FailureKind::spec, "placing buffers with guard pages: " + plan.error().message, where);
+  VmmFailure why;
+  cb.guarded = GuardedCase::place(*s.vmm, std::move(*plan), why);
+  if (cb.guarded) {
+    cb.guarded_names = names;
+    return true;
+  }
+  if (why.out_of_memory) abort_with(FailureKind::oom, "placing buffers with guard pages: " + why.message, where);
+  s.vmm.reset();
+  s.vmm_note = "guard pages failed (" + why.message + "); plain allocations with canaries instead";
+  return false;
+}
+
+void setup_candidate(Executor::State& s, const Loaded& L, const HostCase& h, Allocations& mem, CandidateBuffers& cb,
                      const std::string& where) {
+  const Driver& d = *s.d;
   std::map<std::string, size_t> counts = h.counts;
   counts.merge(scratch_counts(L, h.symbols, where));
+  std::vector<std::string> names;
+  std::vector<size_t> sizes;
   for (auto& [name, count] : counts) {
-    size_t bytes = count * elem_size_of(L, name);
-    GuardedLayout layout{bytes};
-    CUdeviceptr base = mem.alloc(layout.total(), name, where);
-    check_cu(d.cuMemsetD8(base, task::kCanaryByte, layout.total()), "writing guard regions", where);
-    CUdeviceptr data = base + layout.data_offset();
+    names.push_back(name);
+    sizes.push_back(count * elem_size_of(L, name));
+  }
+  bool guard_pages = s.placement == Placement::guarded && s.vmm && place_guarded(s, names, sizes, cb, where);
+  if (s.placement == Placement::guarded && !guard_pages) s.fell_back = true;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
+    size_t bytes = sizes[i];
+    CUdeviceptr data = 0;
+    if (guard_pages) {
+      const GuardSlot& slot = cb.guarded->plan().slots[i];
+      CUdeviceptr map = cb.guarded->map_start(i);
+      data = cb.guarded->data(i);
+      check_cu(d.cuMemsetD8(map, task::kCanaryByte, slot.map_bytes), "writing canaries", where);
+      cb.canaries[name] = {map, slot.head_canary(), data + bytes, slot.tail_canary()};
+    } else if (s.placement == Placement::guarded) {
+      GuardedLayout layout{bytes};
+      CUdeviceptr base = mem.alloc(layout.total(), name, where);
+      check_cu(d.cuMemsetD8(base, task::kCanaryByte, layout.total()), "writing guard regions", where);
+      data = base + layout.data_offset();
+      cb.canaries[name] = {base, GuardedLayout::kGuard, base + layout.tail_offset(), GuardedLayout::kGuard};
+    } else {
+      data = mem.alloc(bytes, name, where);  // exact: the sanitizer sees the buffer's own bounds
+    }
     const Param* p = L.task.find_param(name);
     if (auto it = h.in.find(name); it != h.in.end()) {
       check_cu(d.cuMemcpyHtoD(data, it->second.data(), bytes), "uploading an input", where);
+    } else if (p && s.placement == Placement::exact_unwritten) {
+      // left as allocated: initcheck reports a read of an output before the kernel wrote it
     } else if (p && bytes % 4 == 0) {
       check_cu(d.cuMemsetD32(data, task::kPoisonWord, bytes / 4), "poisoning an output", where);
     } else if (p) {
@@ -341,7 +411,6 @@ void setup_candidate(const Driver& d, const Loaded& L, const HostCase& h, Alloca
     } else {
       check_cu(d.cuMemsetD8(data, 0, bytes), "zeroing a scratch buffer", where);
     }
-    cb.base[name] = base;
     cb.data[name] = data;
     cb.bytes[name] = bytes;
   }
@@ -370,12 +439,12 @@ void run_candidate_launches(const Driver& d, const Loaded& L, const HostCase& h,
 CaseResult check_candidate(const Driver& d, const Loaded& L, const HostCase& h, const CandidateBuffers& cb,
                            const std::map<std::string, std::vector<uint8_t>>& expected, const std::string& where) {
   CaseResult cr;
-  for (auto& [name, bytes] : cb.bytes) {
-    std::vector<uint8_t> head(GuardedLayout::kGuard), tail(GuardedLayout::kGuard);
-    GuardedLayout layout{bytes};
-    check_cu(d.cuMemcpyDtoH(head.data(), cb.base.at(name), head.size()), "reading guards", where);
-    check_cu(d.cuMemcpyDtoH(tail.data(), cb.base.at(name) + layout.tail_offset(), tail.size()), "reading guards", where);
-    if (auto v = task::check_guards(head.data(), tail.data(), bytes)) cr.problems.push_back(v->describe(name, elem_size_of(L, name)));
+  for (auto& [name, span] : cb.canaries) {
+    std::vector<uint8_t> head(span.head_len), tail(span.tail_len);
+    if (!head.empty()) check_cu(d.cuMemcpyDtoH(head.data(), span.head, head.size()), "reading canaries", where);
+    if (!tail.empty()) check_cu(d.cuMemcpyDtoH(tail.data(), span.tail, tail.size()), "reading canaries", where);
+    if (auto v = task::check_canaries(head.data(), head.size(), tail.data(), tail.size(), cb.bytes.at(name)))
+      cr.problems.push_back(v->describe(name, elem_size_of(L, name)));
   }
   for (auto& [name, initial] : h.in) {
     const Param* p = L.task.find_param(name);
@@ -416,11 +485,13 @@ std::shared_ptr<CachedCase> cached_case(Executor::State& s, const Loaded& L, con
 CaseResult verify_case(Executor::State& s, const Loaded& L, const Job& job, const task::SizeSet& set, uint64_t seed) {
   const Driver& d = *s.d;
   std::string where = fmt::format("size set '{}', seed {}", set.name, seed);
+  std::optional<std::vector<std::string>> placed;  // set once the candidate's buffers exist
   try {
     auto c = cached_case(s, L, job, set, seed, true, where);
     Allocations mem(d);
     CandidateBuffers cb;
-    setup_candidate(d, L, c->h, mem, cb, where);
+    setup_candidate(s, L, c->h, mem, cb, where);
+    placed = cb.guarded_names;
     run_candidate_launches(d, L, c->h, cb, where, true);
     CaseResult cr = check_candidate(d, L, c->h, cb, c->expected, where);
     cr.size_set = set.name;
@@ -429,6 +500,14 @@ CaseResult verify_case(Executor::State& s, const Loaded& L, const Job& job, cons
     return cr;
   } catch (Abort& a) {
     a.failure.held_back = !set.shown;  // `where` names the set: printers for a model leave it out
+    if (placed && a.fatal && a.failure.message.find("CUDA_ERROR_ILLEGAL_ADDRESS") != std::string::npos) {
+      // The candidate touched unmapped memory: with guard pages, a buffer's guard region.
+      a.failure.out_of_bounds = true;
+      a.failure.message = "out-of-bounds access: " + a.failure.message;
+      a.failure.size_set = set.name;
+      a.failure.seed = seed;
+      a.failure.guarded = *placed;
+    }
     throw;
   }
 }
@@ -483,7 +562,7 @@ TimeReport time_job(Executor::State& s, const Loaded& L, const Job& job) {
     {
       Allocations mem(d);
       CandidateBuffers cb;
-      setup_candidate(d, L, h, mem, cb, where);
+      setup_candidate(s, L, h, mem, cb, where);
       st.candidate = time_runs(s, [&] { run_candidate_launches(d, L, h, cb, where, false); }, job.max_trials, per, where);
     }
     {
@@ -608,6 +687,18 @@ std::shared_ptr<CachedCase> cached_case(Executor::State& s, const Loaded& L, con
 
 }  // namespace
 
+// How this job's candidate buffers were placed, for the record.
+static void note_placement(const Executor::State& s, Outcome& out) {
+  if (s.placement != Placement::guarded) {
+    out.guard = GuardMode::exact;
+    out.guard_note.clear();
+    return;
+  }
+  bool vmm = s.vmm && !s.fell_back;
+  out.guard = vmm ? GuardMode::vmm : GuardMode::canary;
+  out.guard_note = vmm ? "" : s.vmm_note;
+}
+
 Executor::Executor(std::unique_ptr<State> s) : s_(std::move(s)) {}
 Executor::~Executor() = default;
 
@@ -623,6 +714,8 @@ Result<std::unique_ptr<Executor>> Executor::create() {
   s->d->cuDeviceGet(&dev, 0);
   if (CUresult r = s->d->cuDevicePrimaryCtxRetain(&s->ctx, dev); r != CUDA_SUCCESS) return Error{"cuDevicePrimaryCtxRetain: " + describe(r)};
   if (CUresult r = s->d->cuCtxSetCurrent(s->ctx); r != CUDA_SUCCESS) return Error{"cuCtxSetCurrent: " + describe(r)};
+  if (auto v = open_vmm(*s->d, dev); v) s->vmm = std::move(*v);
+  else s->vmm_note = "guard pages unavailable (" + v.error().message + "); plain allocations with canaries instead";
   s->flush_bytes = std::max<size_t>(2 * static_cast<size_t>(s->info.l2_bytes), size_t{64} << 20);
   if (CUresult r = s->d->cuMemAlloc(&s->flush, s->flush_bytes); r != CUDA_SUCCESS) return Error{"allocating the L2 flush buffer: " + describe(r)};
   return std::unique_ptr<Executor>(new Executor(std::move(s)));
@@ -642,14 +735,32 @@ Outcome Executor::run(const Job& job) {
       out.peaks = *p;
       return out;
     }
+    s_->placement = job.placement;
+    s_->open_buffer = job.kind == JobKind::locate ? job.open_buffer : "";
+    s_->fell_back = false;
+    if (job.kind != JobKind::trivial) note_placement(*s_, out);  // as the job starts; a fallback updates it below
     Loaded L;
     load(*s_->d, job, L);
     switch (job.kind) {
       case JobKind::verify: {
         VerifyReport rep;
-        for (const task::SizeSet* set : L.task.size_sets(job.held_back))
+        for (const task::SizeSet* set : L.task.size_sets(job.held_back)) {
+          if (!job.size_sets.empty() && std::find(job.size_sets.begin(), job.size_sets.end(), set->name) == job.size_sets.end())
+            continue;
           for (int seed = 1; seed <= job.seeds; ++seed)
             rep.cases.push_back(verify_case(*s_, L, job, *set, static_cast<uint64_t>(seed)));
+        }
+        rep.seconds = now_s() - t0;
+        out.verify = std::move(rep);
+        break;
+      }
+      case JobKind::locate: {
+        const task::SizeSet* found = nullptr;
+        for (const task::SizeSet* set : L.task.size_sets(true))
+          if (set->name == job.locate_set) found = set;
+        if (!found) abort_with(FailureKind::spec, fmt::format("no size set '{}' to locate a fault in", job.locate_set));
+        VerifyReport rep;
+        rep.cases.push_back(verify_case(*s_, L, job, *found, job.locate_seed));
         rep.seconds = now_s() - t0;
         out.verify = std::move(rep);
         break;
@@ -675,6 +786,7 @@ Outcome Executor::run(const Job& job) {
     out.failure = a.failure;
     out.fatal = a.fatal;
   }
+  if (out.guard) note_placement(*s_, out);
   return out;
 }
 

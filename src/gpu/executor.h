@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpu/measurement.h"
 #include "gpu/peaks.h"
@@ -17,12 +18,21 @@
 namespace ptxforge::gpu {
 
 // What a job asks of the worker: verify, time, trivial (do trivial outputs fail the task?),
-// device (the GPU's facts; nothing else in the job is read) or peaks (measure the GPU's copy
-// bandwidth and FMA peak, gpu/peaks.h; nothing else is read). JSON's "op" spells them as
-// to_string does.
-enum class JobKind { verify, time, trivial, device, peaks };
+// device (the GPU's facts; nothing else in the job is read), peaks (measure the GPU's copy
+// bandwidth and FMA peak, gpu/peaks.h; nothing else is read), or locate (one case of an
+// out-of-bounds fault again, with one buffer's guard windows mapped: gpu/locate_fault.h).
+// JSON's "op" spells them as to_string does.
+enum class JobKind { verify, time, trivial, device, peaks, locate };
 std::string_view to_string(JobKind k);
 std::optional<JobKind> job_kind_from_string(std::string_view s);
+
+// How the candidate's buffers are placed: guarded (guard pages where the driver allows, else
+// canaries), exact (plain allocations of exactly the buffer's size: compute-sanitizer sees the
+// true bounds), exact_unwritten (exact, and outputs left unwritten before the launch, so that
+// initcheck sees a read of an output the kernel has not written yet).
+enum class Placement { guarded, exact, exact_unwritten };
+std::string_view to_string(Placement p);
+std::optional<Placement> placement_from_string(std::string_view s);
 
 struct Job {
   JobKind kind = JobKind::verify;
@@ -34,6 +44,12 @@ struct Job {
   int seeds = 3;
   int max_trials = 100;
   double budget_s = 10;         // time budget for the whole time job
+  Placement placement = Placement::guarded;
+  std::vector<std::string> size_sets;  // verify only these size sets (empty: every one `held_back` allows)
+  // locate: the case to run again and the buffer whose guard windows are mapped
+  std::string locate_set;
+  uint64_t locate_seed = 0;
+  std::string open_buffer;
 };
 
 struct Outcome {
@@ -42,6 +58,8 @@ struct Outcome {
   std::optional<DeviceInfo> device;  // a device job's answer
   std::optional<DevicePeaks> peaks;  // a peaks job's answer
   std::optional<Failure> failure;
+  std::optional<GuardMode> guard;  // how the candidate's buffers were placed (jobs that placed them)
+  std::string guard_note;          // why guard pages were not used, when they were not
   bool fatal = false;  // the CUDA context is unusable: the worker exits after replying
 };
 

@@ -12,7 +12,21 @@ constexpr std::pair<FailureKind, std::string_view> kFailureKinds[] = {
     {FailureKind::fault, "fault"},       {FailureKind::oom, "oom"},     {FailureKind::library, "library"},
     {FailureKind::timeout, "timeout"},   {FailureKind::crash, "crash"}, {FailureKind::protocol, "protocol"},
     {FailureKind::driver, "driver"}};
+constexpr std::pair<GuardMode, std::string_view> kGuardModes[] = {
+    {GuardMode::vmm, "vmm"}, {GuardMode::canary, "canary"}, {GuardMode::exact, "exact"}};
 }  // namespace
+
+std::string_view to_string(GuardMode g) {
+  for (auto& [mode, name] : kGuardModes)
+    if (mode == g) return name;
+  return "?";
+}
+
+std::optional<GuardMode> guard_mode_from_string(std::string_view s) {
+  for (auto& [mode, name] : kGuardModes)
+    if (name == s) return mode;
+  return std::nullopt;
+}
 
 std::string_view to_string(FailureKind k) {
   for (auto& [kind, name] : kFailureKinds)

@@ -21,11 +21,28 @@ enum class FailureKind { spec, load, launch, fault, oom, library, timeout, crash
 std::string_view to_string(FailureKind k);
 std::optional<FailureKind> failure_kind_from_string(std::string_view s);
 
+// How the candidate's buffers were placed: vmm (guard pages: unmapped address space around
+// each buffer, so a far out-of-bounds access faults, and canaries in the slack; see
+// gpu/guard_layout.h), canary (plain allocations with 4 KiB canary regions around them,
+// where the driver or device lacks virtual memory management), or exact (plain allocations
+// of exactly the buffer's size and no canaries, so compute-sanitizer sees the true bounds).
+enum class GuardMode { vmm, canary, exact };
+std::string_view to_string(GuardMode g);
+std::optional<GuardMode> guard_mode_from_string(std::string_view s);
+
 struct Failure {
   FailureKind kind = FailureKind::crash;
   std::string message;
   std::string where;       // "size set 'small', seed 1, candidate launch 2" ...
   bool held_back = false;  // `where` names a held-back size set: never shown to a model
+  // An illegal address while the candidate ran: the message says "out-of-bounds access".
+  // `size_set` and `seed` name the case; `guarded` lists the buffers that had guard pages
+  // there (empty without them), which gpu/locate_fault.h reruns one by one to name the one
+  // whose guard region was hit.
+  bool out_of_bounds = false;
+  std::string size_set = {};
+  uint64_t seed = 0;
+  std::vector<std::string> guarded = {};
 };
 
 struct CaseResult {

@@ -125,8 +125,23 @@ namespace ptxforge::gpu {
 namespace {
 constexpr std::pair<JobKind, std::string_view> kJobKinds[] = {
     {JobKind::verify, "verify"}, {JobKind::time, "time"}, {JobKind::trivial, "trivial"}, {JobKind::device, "device_info"},
-    {JobKind::peaks, "peaks"}};
+    {JobKind::peaks, "peaks"},
+    {JobKind::locate, "locate"}};
+constexpr std::pair<Placement, std::string_view> kPlacements[] = {
+    {Placement::guarded, "guarded"}, {Placement::exact, "exact"}, {Placement::exact_unwritten, "exact_unwritten"}};
 }  // namespace
+
+std::string_view to_string(Placement p) {
+  for (auto& [kind, name] : kPlacements)
+    if (kind == p) return name;
+  return "?";
+}
+
+std::optional<Placement> placement_from_string(std::string_view s) {
+  for (auto& [kind, name] : kPlacements)
+    if (name == s) return kind;
+  return std::nullopt;
+}
 
 std::string_view to_string(JobKind k) {
   for (auto& [kind, name] : kJobKinds)
@@ -143,6 +158,12 @@ std::optional<JobKind> job_kind_from_string(std::string_view s) {
 void to_json(json& j, const Failure& f) {
   j = {{"kind", std::string(to_string(f.kind))}, {"message", f.message}, {"where", f.where}};
   if (f.held_back) j["held_back"] = true;  // `where` names a held-back size set
+  if (f.out_of_bounds) {
+    j["out_of_bounds"] = true;
+    j["size_set"] = f.size_set;
+    j["seed"] = f.seed;
+    j["guarded"] = f.guarded;
+  }
 }
 void from_json(const json& j, Failure& f) {
   std::string kind = j.at("kind");
@@ -152,6 +173,10 @@ void from_json(const json& j, Failure& f) {
   f.message = j.at("message");
   f.where = j.value("where", "");
   f.held_back = j.value("held_back", false);
+  f.out_of_bounds = j.value("out_of_bounds", false);
+  f.size_set = j.value("size_set", "");
+  f.seed = j.value("seed", uint64_t{0});
+  f.guarded = j.value("guarded", std::vector<std::string>{});
 }
 void to_json(json& j, const DeviceInfo& d) {
   j = {{"name", d.name},
@@ -252,6 +277,9 @@ std::string encode_job(const Job& job) {
             {"seeds", job.seeds},
             {"max_trials", job.max_trials},
             {"budget_s", job.budget_s}};
+  if (job.placement != Placement::guarded) j["placement"] = std::string(to_string(job.placement));
+  if (!job.size_sets.empty()) j["size_sets"] = job.size_sets;
+  if (job.kind == JobKind::locate) j["locate"] = {{"size_set", job.locate_set}, {"seed", job.locate_seed}, {"open", job.open_buffer}};
   return j.dump();
 }
 
@@ -271,6 +299,16 @@ Result<Job> decode_job(std::string_view line) {
     job.seeds = j.value("seeds", 3);
     job.max_trials = j.value("max_trials", 100);
     job.budget_s = j.value("budget_s", 10.0);
+    std::string placement = j.value("placement", "guarded");
+    auto pl = placement_from_string(placement);
+    if (!pl) return Error{fmt::format("bad job: unknown placement '{}'", placement)};
+    job.placement = *pl;
+    job.size_sets = j.value("size_sets", std::vector<std::string>{});
+    if (j.contains("locate")) {
+      job.locate_set = j["locate"].value("size_set", "");
+      job.locate_seed = j["locate"].value("seed", uint64_t{0});
+      job.open_buffer = j["locate"].value("open", "");
+    }
     return job;
   } catch (const std::exception& e) {
     return Error{fmt::format("bad job: {}", e.what())};
@@ -284,6 +322,8 @@ std::string encode_outcome(const Outcome& o) {
   if (o.device) j["device"] = *o.device;
   if (o.peaks) j["peaks"] = *o.peaks;
   if (o.failure) j["failure"] = *o.failure;
+  if (o.guard) j["guard"] = std::string(to_string(*o.guard));
+  if (!o.guard_note.empty()) j["guard_note"] = o.guard_note;
   j["fatal"] = o.fatal;
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -299,6 +339,12 @@ Result<Outcome> decode_outcome(std::string_view line) {
     if (j.contains("peaks")) o.peaks = j.at("peaks").get<DevicePeaks>();
     if (j.contains("failure")) o.failure = j.at("failure").get<Failure>();
     o.fatal = j.value("fatal", false);
+    if (j.contains("guard")) {
+      auto g = guard_mode_from_string(j.at("guard").get<std::string>());
+      if (!g) return Error{"the worker's reply names an unknown guard mode " + j.at("guard").dump()};
+      o.guard = *g;
+    }
+    o.guard_note = j.value("guard_note", "");
     if (!o.verify && !o.time && !o.device && !o.peaks && !o.failure) return Error{"the worker's reply holds no result"};
     return o;
   } catch (const std::exception& e) {

@@ -44,6 +44,11 @@ class WorkerClient : public JobRunner {
   };
   Exchange exchange(const std::string& line, std::chrono::milliseconds timeout);
 
+  // Closes the job channel, so that the worker's loop ends, and waits up to `timeout` for the
+  // process to exit (a worker run under compute-sanitizer prints its summary then). Returns
+  // its exit code; -1 when it had to be killed, died of a signal, or was never started.
+  int finish(std::chrono::milliseconds timeout);
+
   int starts() const { return starts_; }  // how many worker processes were started
   bool running() const { return pid_ > 0; }
   void stop();
@@ -57,6 +62,7 @@ class WorkerClient : public JobRunner {
   int pid_ = -1;
   int fd_ = -1;
   int starts_ = 0;
+  int last_exit_ = -1;  // the exit code of the last worker that was reaped
   std::string stderr_path_;
   std::string pending_;  // bytes read past the last newline
 };

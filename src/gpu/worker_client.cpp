@@ -99,10 +99,33 @@ bool WorkerClient::start(std::string& error) {
 std::string WorkerClient::reap_dead_worker(const std::string& when) {
   int status = 0;
   waitpid(pid_, &status, 0);
+  last_exit_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   pid_ = -1;
   std::string tail = stderr_tail();
   stop();
   return describe_status(status) + when + (tail.empty() ? "" : ":\n" + tail);
+}
+
+int WorkerClient::finish(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return last_exit_;
+  shutdown(fd_, SHUT_WR);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int status = 0;
+    pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      pid_ = -1;
+      last_exit_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      stop();
+      return last_exit_;
+    }
+    if (r < 0 || std::chrono::steady_clock::now() >= deadline) {
+      stop();
+      last_exit_ = -1;
+      return -1;
+    }
+    usleep(20000);
+  }
 }
 
 std::string WorkerClient::stderr_tail() {

@@ -162,21 +162,24 @@ size_t count_poisoned(const void* data, size_t elem_size, size_t count, size_t* 
   return n;
 }
 
-std::optional<GuardViolation> check_guards(const uint8_t* head, const uint8_t* tail, size_t bytes) {
-  (void)bytes;
+std::optional<GuardViolation> check_canaries(const uint8_t* head, size_t head_len, const uint8_t* tail, size_t tail_len,
+                                             size_t bytes) {
   std::optional<GuardViolation> v;
-  const size_t g = GuardedLayout::kGuard;
-  for (size_t i = 0; i < g; ++i) {
+  for (size_t i = 0; i < head_len; ++i) {
     if (head[i] == kCanaryByte) continue;
-    if (!v) v = GuardViolation{static_cast<int64_t>(i) - static_cast<int64_t>(g), 0};
+    if (!v) v = GuardViolation{static_cast<int64_t>(i) - static_cast<int64_t>(head_len), 0};
     ++v->bytes_changed;
   }
-  for (size_t i = 0; i < g; ++i) {
+  for (size_t i = 0; i < tail_len; ++i) {
     if (tail[i] == kCanaryByte) continue;
     if (!v) v = GuardViolation{static_cast<int64_t>(bytes + i), 0};
     ++v->bytes_changed;
   }
   return v;
+}
+
+std::optional<GuardViolation> check_guards(const uint8_t* head, const uint8_t* tail, size_t bytes) {
+  return check_canaries(head, GuardedLayout::kGuard, tail, GuardedLayout::kGuard, bytes);
 }
 
 std::string GuardViolation::describe(const std::string& buffer, size_t elem_size) const {

@@ -47,5 +47,10 @@ struct GuardViolation {
 };
 // `head` and `tail` are copies of the guard regions (kGuard bytes each).
 std::optional<GuardViolation> check_guards(const uint8_t* head, const uint8_t* tail, size_t bytes);
+// The same for canary regions of any length: `head_len` bytes that end right before the
+// buffer and `tail_len` bytes that start right after it (guard pages leave such regions in
+// the slack of their mapping: gpu/guard_layout.h).
+std::optional<GuardViolation> check_canaries(const uint8_t* head, size_t head_len, const uint8_t* tail, size_t tail_len,
+                                             size_t bytes);
 
 }  // namespace ptxforge::task

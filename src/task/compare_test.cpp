@@ -99,6 +99,23 @@ TEST(Buffers, GuardsReportTheFirstOutOfBoundsOffset) {
   EXPECT_EQ(l.tail_offset(), g + 1000);
 }
 
+TEST(Buffers, CanariesOfAnyLengthCountFromTheBuffer) {
+  // Guard pages leave a head canary of megabytes and a tail of under 256 bytes (or none).
+  std::vector<uint8_t> head(3 << 20, kCanaryByte), tail(244, kCanaryByte);
+  EXPECT_FALSE(check_canaries(head.data(), head.size(), tail.data(), tail.size(), 4000012).has_value());
+  EXPECT_FALSE(check_canaries(head.data(), head.size(), nullptr, 0, 4096).has_value()) << "no tail at all";
+  tail[243] = 7;
+  auto v = check_canaries(head.data(), head.size(), tail.data(), tail.size(), 4000012);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->first_offset, 4000012 + 243);
+  EXPECT_EQ(v->bytes_changed, 1u);
+  head[(1 << 20)] = 0;  // 2 MiB before the buffer's start
+  v = check_canaries(head.data(), head.size(), tail.data(), tail.size(), 4000012);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->first_offset, -(int64_t{2} << 20)) << "the head is reported first, counted back from the start";
+  EXPECT_EQ(v->bytes_changed, 2u);
+}
+
 TEST(Buffers, InputsAreDeterministicAndFollowTheDistribution) {
   std::vector<float> a(3 << 20), b(3 << 20), c(1000);
   Distribution u{Distribution::uniform, -2, 3};

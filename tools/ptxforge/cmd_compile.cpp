@@ -23,7 +23,8 @@ int cmd_compile(const std::vector<std::string>& args) {
   std::string task_name, model, mode = "implement", knowledge = "templates", out, resume_dir, hardware, arch, price;
   int rounds = 8, samples = 1, seeds = 3, max_tokens = 16384;
   double target = 0, temperature = 0.2;
-  bool fewshot = false, no_cache = false, no_time = false, shown_only = false, allow_suspicious = false;
+  bool fewshot = false, no_cache = false, no_time = false, shown_only = false, allow_suspicious = false,
+       no_sanitize = false;
   std::vector<std::string> omit;
   app.add_option("task", task_name, "task folder or name (not needed with --resume)");
   app.add_option("--model", model, "openai:<model>, anthropic:<model>, cmd:<command line>, replay:<file> or manual");
@@ -51,6 +52,8 @@ int cmd_compile(const std::vector<std::string>& args) {
   app.add_flag("--shown-sizes", shown_only, "verify on the shown sizes only");
   app.add_flag("--allow-suspicious", allow_suspicious,
                "let a time faster than the GPU's peaks, or over 10x the vendor library, pass as a flag");
+  app.add_flag("--no-sanitize", no_sanitize,
+               "do not run each newly verified kernel under compute-sanitizer (memcheck, racecheck, synccheck, initcheck)");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
 
   Result<agent::CompileResult> res = Error{""};
@@ -98,6 +101,7 @@ int cmd_compile(const std::vector<std::string>& args) {
     o.run.time = !no_time;
     o.run.held_back = !shown_only;
     o.run.allow_suspicious = allow_suspicious;
+    o.run.sanitize = !no_sanitize;
     if (!price.empty()) {
       auto parts = split(price, ',');
       char* end = nullptr;

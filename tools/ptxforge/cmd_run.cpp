@@ -29,7 +29,7 @@ int cmd_run(const std::vector<std::string>& args) {
   app.add_option("--launch", launch, "a TOML launch spec instead of the candidate's `// @launch` lines");
   app.add_option("--timeout", timeout, "seconds before a hanging verify is killed")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_flag("--no-time", no_time, "skip the timing stage");
-  app.add_flag("--sanitize", sanitize, "also run the verify stage once under compute-sanitizer");
+  app.add_flag("--sanitize", sanitize, "also run the verify job under compute-sanitizer's memcheck, racecheck, synccheck and initcheck");
   app.add_flag("--allow-suspicious", allow_suspicious,
                "let a time faster than the GPU's peaks, or over 10x the vendor library, pass as a flag");
   app.add_flag("--json", json, "print one JSON array of result records (docs/json.md)");
