@@ -21,7 +21,8 @@ struct Driver {
   X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuFuncGetAttribute) X(cuMemAlloc)            \
   X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD8) X(cuMemsetD32) X(cuMemsetD32Async) X(cuLaunchKernelEx)           \
   X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy)              \
-  X(cuGetErrorName) X(cuGetErrorString) X(cuTensorMapEncodeTiled) X(cuMemGetInfo) X(cuCtxGetLimit)
+  X(cuGetErrorName) X(cuGetErrorString) X(cuTensorMapEncodeTiled) X(cuMemGetInfo) X(cuCtxGetLimit)            \
+  X(cuMemcpyDtoD) X(cuMemcpyDtoDAsync) X(cuMemsetD8Async) X(cuModuleGetGlobal)
 #define PTXFORGE_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
   PTXFORGE_DRIVER_FUNCTIONS(PTXFORGE_DRIVER_MEMBER)
 #undef PTXFORGE_DRIVER_MEMBER

@@ -17,32 +17,94 @@ uint64_t mix(uint64_t z) {
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
-double unit(uint64_t bits) { return static_cast<double>(bits >> 11) * (1.0 / 9007199254740992.0); }
+constexpr uint64_t kStep = 0x9E3779B97F4A7C15ull;
+constexpr size_t kBlock = 256;
 
-double draw(const Distribution& d, uint64_t key, size_t i) {
-  uint64_t r = mix(key + 0x9E3779B97F4A7C15ull * (i + 1));
+// Values for elements [first, first + n) into v. The distribution's switch is taken once per
+// block, not per element: a timing run draws several sets of up to 2^26 elements per size,
+// and every compile round draws fresh ones, so this loop is on the path of every check.
+void draw_block(const Distribution& d, uint64_t key, size_t first, size_t n, double* v) {
   switch (d.kind) {
-    case Distribution::uniform: return d.a + (d.b - d.a) * unit(r);
-    case Distribution::normal: {
-      double u1 = std::max(unit(r), 1e-300), u2 = unit(mix(r ^ 0xD1B54A32D192ED03ull));
-      return d.a + d.b * std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-    }
+    case Distribution::uniform:
+      for (size_t k = 0; k < n; ++k) {
+        double u = static_cast<double>(mix(key + kStep * (first + k + 1)) >> 11) * 0x1p-53;
+        v[k] = d.a + (d.b - d.a) * u;
+      }
+      return;
+    case Distribution::normal:
+      // Box-Muller in float: elements 2j and 2j+1 share one draw (the cosine and the sine).
+      for (size_t k = 0; k < n;) {
+        size_t i = first + k;
+        uint64_t r = mix(key + kStep * (i / 2 + 1));
+        float u1 = (static_cast<float>(r >> 40) + 0.5f) * 0x1p-24f;  // (0, 1): never log(0)
+        float u2 = static_cast<float>(r & 0xFFFFFF) * 0x1p-24f;
+        float radius = std::sqrt(-2.0f * std::log(u1));
+        float angle = 6.2831853f * u2;
+        if (i % 2 == 0) {
+          v[k++] = d.a + d.b * static_cast<double>(radius * std::cos(angle));
+          if (k < n) v[k++] = d.a + d.b * static_cast<double>(radius * std::sin(angle));
+        } else {
+          v[k++] = d.a + d.b * static_cast<double>(radius * std::sin(angle));
+        }
+      }
+      return;
     case Distribution::integers: {
-      uint64_t span = static_cast<uint64_t>(d.b - d.a) + 1;
-      return d.a + static_cast<double>(r % span);
+      // Lemire's multiply-shift instead of a 64-bit modulo: a + floor(r * span / 2^64).
+      auto span = static_cast<unsigned __int128>(static_cast<uint64_t>(d.b - d.a) + 1);
+      for (size_t k = 0; k < n; ++k) {
+        uint64_t r = mix(key + kStep * (first + k + 1));
+        v[k] = d.a + static_cast<double>(static_cast<uint64_t>((r * span) >> 64));
+      }
+      return;
     }
-    case Distribution::zeros: return 0;
-    case Distribution::ones: return 1;
-    case Distribution::iota: return static_cast<double>(i);
+    case Distribution::zeros:
+      std::fill(v, v + n, 0.0);
+      return;
+    case Distribution::ones:
+      std::fill(v, v + n, 1.0);
+      return;
+    case Distribution::iota:
+      for (size_t k = 0; k < n; ++k) v[k] = static_cast<double>(first + k);
+      return;
   }
-  return 0;
+}
+
+template <typename T, typename Convert>
+void store_block(void* data, size_t first, size_t n, const double* v, Convert convert) {
+  auto* out = static_cast<uint8_t*>(data) + first * sizeof(T);
+  for (size_t k = 0; k < n; ++k) {
+    T x = convert(v[k]);
+    std::memcpy(out + k * sizeof(T), &x, sizeof(T));
+  }
+}
+
+void store_block(void* data, DType t, size_t first, size_t n, const double* v) {
+  switch (t) {
+    case DType::f16: return store_block<uint16_t>(data, first, n, v, [](double x) { return float_to_half(static_cast<float>(x)); });
+    case DType::bf16: return store_block<uint16_t>(data, first, n, v, [](double x) { return float_to_bf16(static_cast<float>(x)); });
+    case DType::f32: return store_block<float>(data, first, n, v, [](double x) { return static_cast<float>(x); });
+    case DType::f64: return store_block<double>(data, first, n, v, [](double x) { return x; });
+    case DType::i8: return store_block<int8_t>(data, first, n, v, [](double x) { return static_cast<int8_t>(x); });
+    case DType::u8: return store_block<uint8_t>(data, first, n, v, [](double x) { return static_cast<uint8_t>(x); });
+    case DType::i16: return store_block<int16_t>(data, first, n, v, [](double x) { return static_cast<int16_t>(x); });
+    case DType::u16: return store_block<uint16_t>(data, first, n, v, [](double x) { return static_cast<uint16_t>(x); });
+    case DType::i32: return store_block<int32_t>(data, first, n, v, [](double x) { return static_cast<int32_t>(x); });
+    case DType::u32: return store_block<uint32_t>(data, first, n, v, [](double x) { return static_cast<uint32_t>(x); });
+    case DType::i64: return store_block<int64_t>(data, first, n, v, [](double x) { return static_cast<int64_t>(x); });
+    case DType::u64: return store_block<uint64_t>(data, first, n, v, [](double x) { return static_cast<uint64_t>(x); });
+  }
 }
 }  // namespace
 
 void fill_input(void* data, DType t, size_t count, const Distribution& d, uint64_t seed, uint64_t stream) {
   const uint64_t key = mix(seed * 0x100000001B3ull + stream * 0xA24BAED4963EE407ull + 1);
   auto fill = [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) store_element(data, t, i, draw(d, key, i));
+    double v[kBlock];
+    for (size_t b = begin; b < end; b += kBlock) {
+      size_t n = std::min(kBlock, end - b);
+      draw_block(d, key, b, n, v);
+      store_block(data, t, b, n, v);
+    }
   };
   size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), 16);
   if (count < (size_t{1} << 20) || threads == 1) {
