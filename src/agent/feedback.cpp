@@ -76,7 +76,8 @@ std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Ha
       if (c.pass || shown >= 2) continue;
       ++shown;
       if (shown == 1) out += "## Wrong results\n";
-      out += fmt::format("On {}, seed {}:\n", c.shown ? fmt::format("size set '{}'", c.size_set) : "a held-back size (not shown to you)",
+      out += fmt::format("On {}, seed {}:\n",
+                         c.shown ? fmt::format("size set '{}'", c.size_set) : "a held-back size (not shown to you)",
                          c.seed_index);
       for (auto& p : c.problems) out += "- " + p + "\n";
       for (auto& o : c.outputs) {

@@ -71,7 +71,8 @@ class SessionSeeds : public ::testing::Test {
     return o;
   }
   std::vector<std::string> no_gpu() {
-    return {"/bin/sh", "-c", R"(while read l; do echo '{"failure":{"kind":"driver","message":"no CUDA driver"},"fatal":false}'; done)"};
+    return {"/bin/sh", "-c",
+            R"(while read l; do echo '{"failure":{"kind":"driver","message":"no CUDA driver"},"fatal":false}'; done)"};
   }
   uint64_t seed_in(const std::string& file) {
     auto text = read_file(file);

@@ -1,7 +1,7 @@
 #include "gpu/cubin_globals.h"
 
-#include <cstring>
 #include <fmt/format.h>
+#include <cstring>
 
 namespace ptxforge::gpu {
 
@@ -44,7 +44,11 @@ constexpr uint8_t kObject = 1;
 
 Result<std::vector<GlobalSection>> cubin_global_sections(std::string_view elf) {
   Reader r{elf};
-  if (elf.size() < 64 || std::memcmp(elf.data(), "\x7f" "ELF", 4) != 0) return Error{"the cubin is not an ELF image"};
+  if (elf.size() < 64 || std::memcmp(elf.data(),
+                                     "\x7f"
+                                     "ELF",
+                                     4) != 0)
+    return Error{"the cubin is not an ELF image"};
   if (elf[4] != 2 || elf[5] != 1) return Error{"the cubin is not a 64-bit little-endian ELF image"};
   uint64_t shoff = r.at<uint64_t>(0x28);
   uint16_t shentsize = r.at<uint16_t>(0x3A), shnum = r.at<uint16_t>(0x3C), shstrndx = r.at<uint16_t>(0x3E);

@@ -461,17 +461,20 @@ struct InputSets {
   int count() const { return static_cast<int>(seeds.size()); }
 };
 
-InputSets stage_input_sets(Executor::State& s, const Loaded& L, const Job& job, const task::SizeSet& set, Allocations& mem,
-                           const std::string& where) {
+InputSets stage_input_sets(Executor::State& s, const Loaded& L, const Job& job, const task::SizeSet& set,
+                           Allocations& mem, const std::string& where) {
   const Driver& d = *s.d;
   uint64_t key = task::size_set_key(set.name);
-  auto seed_of = [&](int j) { return task::derive_seed(job.seed, task::SeedUse::timing, key, static_cast<uint64_t>(j)); };
+  auto seed_of = [&](int j) {
+    return task::derive_seed(job.seed, task::SeedUse::timing, key, static_cast<uint64_t>(j));
+  };
   InputSets in;
   auto first = cached_case(s, L, job, set, seed_of(0), false, where);
   size_t per_set = 0;
   for (auto& [name, bytes] : first->h.in) per_set += bytes.size();
   size_t free_bytes = 0, total_bytes = 0;
-  int sets = d.cuMemGetInfo(&free_bytes, &total_bytes) == CUDA_SUCCESS ? timing_input_sets(per_set, free_bytes) : kTimingInputSets;
+  int sets = d.cuMemGetInfo(&free_bytes, &total_bytes) == CUDA_SUCCESS ? timing_input_sets(per_set, free_bytes)
+                                                                       : kTimingInputSets;
   for (int j = 0; j < sets; ++j) {
     in.seeds.push_back(seed_of(j));
     in.cases.push_back(j == 0 ? first : cached_case(s, L, job, set, in.seeds.back(), false, where));
@@ -507,18 +510,21 @@ struct Preamble {
 
   void enqueue(const Driver& d, int set, const std::string& where) const {
     const auto& staged = sets->staged[static_cast<size_t>(set)];
-    for (auto& c : inputs) check_cu(d.cuMemcpyDtoDAsync(c.dst, staged.at(c.name), c.bytes, nullptr), "refreshing an input", where);
+    for (auto& c : inputs)
+      check_cu(d.cuMemcpyDtoDAsync(c.dst, staged.at(c.name), c.bytes, nullptr), "refreshing an input", where);
     for (auto& [p, bytes] : poison) {
-      if (bytes % 4 == 0) check_cu(d.cuMemsetD32Async(p, task::kPoisonWord, bytes / 4, nullptr), "poisoning an output", where);
+      if (bytes % 4 == 0)
+        check_cu(d.cuMemsetD32Async(p, task::kPoisonWord, bytes / 4, nullptr), "poisoning an output", where);
       else check_cu(d.cuMemcpyDtoDAsync(p, poison_source, bytes, nullptr), "poisoning an output", where);
     }
     for (auto& [p, bytes] : zero) check_cu(d.cuMemsetD8Async(p, 0, bytes, nullptr), "zeroing a buffer", where);
-    for (auto& g : globals) check_cu(d.cuMemcpyDtoDAsync(g.dst, g.saved, g.bytes, nullptr), "restoring a .global variable", where);
+    for (auto& g : globals)
+      check_cu(d.cuMemcpyDtoDAsync(g.dst, g.saved, g.bytes, nullptr), "restoring a .global variable", where);
   }
 };
 
-Preamble candidate_preamble(const Driver& d, const Loaded& L, const InputSets& sets, const CandidateBuffers& cb, Allocations& mem,
-                            const std::string& where) {
+Preamble candidate_preamble(const Driver& d, const Loaded& L, const InputSets& sets, const CandidateBuffers& cb,
+                            Allocations& mem, const std::string& where) {
   Preamble pre;
   pre.sets = &sets;
   size_t odd = 0;
@@ -542,7 +548,8 @@ Preamble candidate_preamble(const Driver& d, const Loaded& L, const InputSets& s
   return pre;
 }
 
-Preamble plain_preamble(const Loaded& L, const InputSets& sets, const HostCase& h, const std::map<std::string, CUdeviceptr>& bufs) {
+Preamble plain_preamble(const Loaded& L, const InputSets& sets, const HostCase& h,
+                        const std::map<std::string, CUdeviceptr>& bufs) {
   Preamble pre;
   pre.sets = &sets;
   for (auto& p : L.task.params) {
@@ -582,7 +589,8 @@ std::vector<Preamble::Restore> save_globals(const Driver& d, const Loaded& L, co
     }
     for (const GlobalSymbol* sym : unresolved) {
       if (base) out.push_back({*base + sym->offset, 0, sym->size});
-      else notes.push_back(fmt::format("the .global variable '{}' could not be restored between timed trials", sym->name));
+      else
+        notes.push_back(fmt::format("the .global variable '{}' could not be restored between timed trials", sym->name));
     }
   }
   for (auto& r : out) {
@@ -680,7 +688,8 @@ std::optional<std::string> check_trials(Executor::State& s, const Loaded& L, con
       for (auto& p : L.task.params) {
         if (!p.is_output()) continue;
         std::vector<uint8_t> actual(cb.bytes.at(p.name));
-        check_cu(d.cuMemcpyDtoH(actual.data(), saved[slot].at(p.name), actual.size()), "reading a trial's saved outputs", where);
+        check_cu(d.cuMemcpyDtoH(actual.data(), saved[slot].at(p.name), actual.size()),
+                 "reading a trial's saved outputs", where);
         std::vector<int64_t> shape;
         if (auto it = h.shapes.find(p.name); it != h.shapes.end()) shape = it->second;
         cr.outputs.push_back(task::compare_output(p.name, c->expected.at(p.name).data(), actual.data(), p.dtype,
@@ -728,10 +737,12 @@ TimeReport time_job(Executor::State& s, const Loaded& L, const Job& job) {
       TrialSampler sampler(kCheckSlots, task::derive_seed(job.seed, task::SeedUse::trial_pick, key));
       auto save = [&](int slot) {
         for (auto& [name, copy] : saved[static_cast<size_t>(slot)])
-          check_cu(d.cuMemcpyDtoDAsync(copy, cb.data.at(name), cb.bytes.at(name), nullptr), "saving a trial's outputs", where);
+          check_cu(d.cuMemcpyDtoDAsync(copy, cb.data.at(name), cb.bytes.at(name), nullptr), "saving a trial's outputs",
+                   where);
       };
-      TrialRun run = time_runs(s, [&] { run_candidate_launches(d, L, h, cb, where, false); }, pre, rot, &sampler, save,
-                               job.max_trials, per, where);
+      TrialRun run = time_runs(
+          s, [&] { run_candidate_launches(d, L, h, cb, where, false); }, pre, rot, &sampler, save, job.max_trials, per,
+          where);
       st.candidate = run.stats;
       if (auto problem = check_trials(s, L, job, *set, sets, cb, run, sampler, saved, st, where)) {
         rep.trials_pass = false;
@@ -746,7 +757,9 @@ TimeReport time_job(Executor::State& s, const Loaded& L, const Job& job) {
       Preamble pre = plain_preamble(L, sets, h, bufs);
       ReferenceLaunch ref(L, h, bufs, where);
       Rotation rot(sets.count(), task::derive_seed(job.seed, task::SeedUse::rotation, key));
-      st.reference = time_runs(s, [&] { ref.run(d, L, where); }, pre, rot, nullptr, {}, job.max_trials, per, where).stats;
+      st.reference = time_runs(
+                         s, [&] { ref.run(d, L, where); }, pre, rot, nullptr, {}, job.max_trials, per, where)
+                         .stats;
     }
     if (L.task.baseline) {
       LibraryBaseline* lib = s.library(st.library_name);
@@ -770,7 +783,8 @@ TimeReport time_job(Executor::State& s, const Loaded& L, const Job& job) {
   }
   // Fresh buffers and inputs, one more launch: the kernel as verify sees it, after the trials.
   const task::SizeSet* last = shown.back();
-  CaseResult again = verify_case(s, L, job, *last, task::derive_seed(job.seed, task::SeedUse::reverify, task::size_set_key(last->name)), 0);
+  CaseResult again = verify_case(
+      s, L, job, *last, task::derive_seed(job.seed, task::SeedUse::reverify, task::size_set_key(last->name)), 0);
   rep.reverify_pass = again.pass;
   if (!again.pass) {
     std::vector<std::string> why = again.problems;
@@ -904,9 +918,10 @@ Outcome Executor::run(const Job& job) {
         VerifyReport rep;
         for (const task::SizeSet* set : L.task.size_sets(job.held_back))
           for (int k = 1; k <= job.seeds; ++k)
-            rep.cases.push_back(verify_case(
-                *s_, L, job, *set,
-                task::derive_seed(job.seed, task::SeedUse::verify, task::size_set_key(set->name), static_cast<uint64_t>(k)), k));
+            rep.cases.push_back(verify_case(*s_, L, job, *set,
+                                            task::derive_seed(job.seed, task::SeedUse::verify,
+                                                              task::size_set_key(set->name), static_cast<uint64_t>(k)),
+                                            k));
         rep.seconds = now_s() - t0;
         out.verify = std::move(rep);
         break;

@@ -32,8 +32,8 @@ struct CaseResult {
   std::string trivial;  // "" for the candidate; "zeros", "input-copy", "unwritten" for a trivial output
   std::string size_set;
   bool shown = true;
-  uint64_t seed = 0;    // the inputs' seed, derived from the run's base seed (task/seeds.h)
-  int seed_index = 0;   // 1..N for the verify seeds (what text and feedback show); 0 otherwise
+  uint64_t seed = 0;   // the inputs' seed, derived from the run's base seed (task/seeds.h)
+  int seed_index = 0;  // 1..N for the verify seeds (what text and feedback show); 0 otherwise
   bool pass = false;
   std::vector<task::Comparison> outputs;
   std::vector<std::string> problems;  // guard violations, modified inputs
@@ -59,8 +59,8 @@ struct SizeTiming {
   TimingStats candidate, reference;
   std::optional<TimingStats> library;
   std::string library_name;
-  int input_sets = 0;                // the rotation of inputs the trials drew from
-  std::vector<TrialCheck> checked;   // the candidate's checked trials, ascending
+  int input_sets = 0;               // the rotation of inputs the trials drew from
+  std::vector<TrialCheck> checked;  // the candidate's checked trials, ascending
 };
 
 // Facts about the GPU, read by the worker (the only process that loads the driver) and sent

@@ -197,8 +197,8 @@ static uint64_t seed_from(const json& j) {
   return *s;
 }
 void to_json(json& j, const CaseResult& c) {
-  j = {{"trivial", c.trivial}, {"size_set", c.size_set}, {"shown", c.shown}, {"seed", seed_json(c.seed)}, {"seed_index", c.seed_index},
-       {"pass", c.pass}, {"outputs", c.outputs}, {"problems", c.problems}};
+  j = {{"trivial", c.trivial},       {"size_set", c.size_set}, {"shown", c.shown},     {"seed", seed_json(c.seed)},
+       {"seed_index", c.seed_index}, {"pass", c.pass},         {"outputs", c.outputs}, {"problems", c.problems}};
 }
 void from_json(const json& j, CaseResult& c) {
   c.trivial = j.value("trivial", "");
@@ -231,7 +231,10 @@ void from_json(const json& j, TrialCheck& c) {
   c.problem = j.value("problem", "");
 }
 void to_json(json& j, const SizeTiming& t) {
-  j = {{"size_set", t.size_set}, {"candidate", t.candidate}, {"reference", t.reference}, {"input_sets", t.input_sets},
+  j = {{"size_set", t.size_set},
+       {"candidate", t.candidate},
+       {"reference", t.reference},
+       {"input_sets", t.input_sets},
        {"checked_trials", t.checked}};
   if (t.library) {
     j["library"] = *t.library;

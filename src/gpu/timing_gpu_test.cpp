@@ -129,7 +129,8 @@ TEST_F(TimingOnGpu, AKernelThatSkipsWhenItsOutputIsWrittenIsTimedHonestly) {
 TEST_F(TimingOnGpu, AKernelWithStateInAGlobalIsCaughtByACheckedTimedTrial) {
   eval::RunRecord caught = run(kRoot + "/tests/timing/launch_counter.ptx", /*reset_globals=*/false);
   EXPECT_EQ(caught.find_stage(eval::StageId::verify)->status, eval::StageStatus::passed)
-      << "12 launches in verify: it computes on all of them\n" << render_report_text(caught);
+      << "12 launches in verify: it computes on all of them\n"
+      << render_report_text(caught);
   const eval::StageResult* t = caught.find_stage(eval::StageId::time);
   EXPECT_EQ(t->status, eval::StageStatus::failed) << render_report_text(caught);
   EXPECT_NE(t->summary.find("timed trial "), std::string::npos) << t->summary;
@@ -139,8 +140,10 @@ TEST_F(TimingOnGpu, AKernelWithStateInAGlobalIsCaughtByACheckedTimedTrial) {
 
   eval::RunRecord good = run(kRoot + "/tasks/level1/vector_add/solution.ptx");
   eval::RunRecord honest = run(kRoot + "/tests/timing/launch_counter.ptx", /*reset_globals=*/true);
-  EXPECT_TRUE(honest.passed) << "restored before every trial, the counter never passes 1\n" << render_report_text(honest);
-  EXPECT_TRUE(honest.flags.empty()) << "its .global was found and restored: " << (honest.flags.empty() ? "" : honest.flags[0]);
+  EXPECT_TRUE(honest.passed) << "restored before every trial, the counter never passes 1\n"
+                             << render_report_text(honest);
+  EXPECT_TRUE(honest.flags.empty()) << "its .global was found and restored: "
+                                    << (honest.flags.empty() ? "" : honest.flags[0]);
   EXPECT_GT(median_ms(honest, "large"), 0.5 * median_ms(good, "large"));
 }
 

@@ -1,8 +1,8 @@
 #include "gpu/timing_plan.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cassert>
-#include <fmt/format.h>
 
 #include "task/seeds.h"
 
@@ -72,7 +72,8 @@ std::vector<int> checked_trials(const std::vector<int>& held, int trials) {
 }
 
 std::string describe_trial_failure(int trial, int trials, int input_set, const std::string& size_set,
-                                   const std::vector<std::string>& problems, const std::vector<task::Comparison>& outputs) {
+                                   const std::vector<std::string>& problems,
+                                   const std::vector<task::Comparison>& outputs) {
   std::string why;
   if (!problems.empty()) why = problems.front();
   for (auto& c : outputs) {
@@ -83,7 +84,8 @@ std::string describe_trial_failure(int trial, int trials, int input_set, const s
     if (!c.hint.empty()) why += " (" + c.hint + ")";
   }
   if (why.empty()) why = "failed";
-  return fmt::format("timed trial {} of {} on size set '{}' (input set {}): {}", trial + 1, trials, size_set, input_set + 1, why);
+  return fmt::format("timed trial {} of {} on size set '{}' (input set {}): {}", trial + 1, trials, size_set,
+                     input_set + 1, why);
 }
 
 }  // namespace ptxforge::gpu

@@ -66,6 +66,7 @@ std::vector<int> checked_trials(const std::vector<int>& held, int trials);
 // (hint)" — the first problem (a guard or input problem, else the first wrong output).
 // Trials and input sets are counted from 1 in the text.
 std::string describe_trial_failure(int trial, int trials, int input_set, const std::string& size_set,
-                                   const std::vector<std::string>& problems, const std::vector<task::Comparison>& outputs);
+                                   const std::vector<std::string>& problems,
+                                   const std::vector<task::Comparison>& outputs);
 
 }  // namespace ptxforge::gpu

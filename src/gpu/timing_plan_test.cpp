@@ -15,7 +15,8 @@ namespace {
 TEST(TimingPlan, EightInputSetsUnlessMemoryIsShort) {
   EXPECT_EQ(timing_input_sets(128 << 20, size_t{100} << 30), 8);
   EXPECT_EQ(timing_input_sets(0, 0), 8) << "a task without inputs";
-  EXPECT_EQ(timing_input_sets(size_t{1} << 30, size_t{8} << 30), 4) << "8 copies would take more than half the free memory";
+  EXPECT_EQ(timing_input_sets(size_t{1} << 30, size_t{8} << 30), 4)
+      << "8 copies would take more than half the free memory";
   EXPECT_EQ(timing_input_sets(size_t{1} << 30, size_t{1} << 30), 2) << "never fewer than 2";
 }
 
@@ -59,7 +60,8 @@ TEST(TimingPlan, TheRotationOrderComesFromTheKeyAndIsReproducible) {
 
 TEST(TimingPlan, TheLastTrialAndAtLeastThreeOthersAreChecked) {
   for (int trials = 1; trials <= 120; ++trials) {
-    TrialSampler sampler(kCheckSlots, task::derive_seed(99, task::SeedUse::trial_pick, 0, static_cast<uint64_t>(trials)));
+    TrialSampler sampler(kCheckSlots,
+                         task::derive_seed(99, task::SeedUse::trial_pick, 0, static_cast<uint64_t>(trials)));
     for (int t = 0; t < trials; ++t) sampler.offer(t);
     std::vector<int> checked = checked_trials(sampler.held(), trials);
     ASSERT_FALSE(checked.empty());
@@ -123,9 +125,10 @@ TEST(TimingPlan, AFailedTrialSaysWhichTrialAndWhy) {
   c.hint = "most elements were never written";
   task::Comparison ok;
   ok.output = "d";
-  EXPECT_EQ(describe_trial_failure(6, 40, 2, "small", {}, {ok, c}),
-            "timed trial 7 of 40 on size set 'small' (input set 3): 'c': 1021 of 1024 elements wrong, 1021 never written "
-            "(most elements were never written)");
+  EXPECT_EQ(
+      describe_trial_failure(6, 40, 2, "small", {}, {ok, c}),
+      "timed trial 7 of 40 on size set 'small' (input set 3): 'c': 1021 of 1024 elements wrong, 1021 never written "
+      "(most elements were never written)");
   EXPECT_EQ(describe_trial_failure(39, 40, 0, "large", {"write past the end of 'c': 4 guard bytes changed"}, {c}),
             "timed trial 40 of 40 on size set 'large' (input set 1): write past the end of 'c': 4 guard bytes changed")
       << "a guard or input problem comes first";

@@ -33,7 +33,8 @@ TEST(TimingProtocol, CheckedTrialsAndCaseSeedsRoundTrip) {
   st.size_set = "large";
   st.candidate.trials = 40;
   st.input_sets = 8;
-  st.checked = {{3, 2, false, true, ""}, {40, 5, true, false, "timed trial 40 of 40 on size set 'large' (input set 5): ..."}};
+  st.checked = {{3, 2, false, true, ""},
+                {40, 5, true, false, "timed trial 40 of 40 on size set 'large' (input set 5): ..."}};
   t.sizes.push_back(st);
   t.trials_pass = false;
   t.trial_problem = st.checked[1].problem;

@@ -57,12 +57,8 @@ void draw_block(const Distribution& d, uint64_t key, size_t first, size_t n, dou
       }
       return;
     }
-    case Distribution::zeros:
-      std::fill(v, v + n, 0.0);
-      return;
-    case Distribution::ones:
-      std::fill(v, v + n, 1.0);
-      return;
+    case Distribution::zeros: std::fill(v, v + n, 0.0); return;
+    case Distribution::ones: std::fill(v, v + n, 1.0); return;
     case Distribution::iota:
       for (size_t k = 0; k < n; ++k) v[k] = static_cast<double>(first + k);
       return;
@@ -80,8 +76,10 @@ void store_block(void* data, size_t first, size_t n, const double* v, Convert co
 
 void store_block(void* data, DType t, size_t first, size_t n, const double* v) {
   switch (t) {
-    case DType::f16: return store_block<uint16_t>(data, first, n, v, [](double x) { return float_to_half(static_cast<float>(x)); });
-    case DType::bf16: return store_block<uint16_t>(data, first, n, v, [](double x) { return float_to_bf16(static_cast<float>(x)); });
+    case DType::f16:
+      return store_block<uint16_t>(data, first, n, v, [](double x) { return float_to_half(static_cast<float>(x)); });
+    case DType::bf16:
+      return store_block<uint16_t>(data, first, n, v, [](double x) { return float_to_bf16(static_cast<float>(x)); });
     case DType::f32: return store_block<float>(data, first, n, v, [](double x) { return static_cast<float>(x); });
     case DType::f64: return store_block<double>(data, first, n, v, [](double x) { return x; });
     case DType::i8: return store_block<int8_t>(data, first, n, v, [](double x) { return static_cast<int8_t>(x); });

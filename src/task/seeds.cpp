@@ -1,7 +1,7 @@
 #include "task/seeds.h"
 
-#include <charconv>
 #include <fmt/format.h>
+#include <charconv>
 #include <random>
 
 #include "util/text.h"
@@ -41,8 +41,8 @@ uint64_t fresh_seed() {
 
 Result<uint64_t> parse_seed(std::string_view text) {
   auto bad = [&] {
-    return Error{fmt::format("--seed takes a whole number from 0 to 18446744073709551615 (decimal, or hex with 0x), not '{}'",
-                             text)};
+    return Error{fmt::format(
+        "--seed takes a whole number from 0 to 18446744073709551615 (decimal, or hex with 0x), not '{}'", text)};
   };
   std::string_view digits = text;
   int base = 10;
@@ -53,7 +53,8 @@ Result<uint64_t> parse_seed(std::string_view text) {
   if (digits.empty()) return bad();
   uint64_t v = 0;
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, base);
-  if (ec != std::errc() || end != digits.data() + digits.size()) return bad();  // out of range, a sign, a fraction, junk
+  if (ec != std::errc() || end != digits.data() + digits.size())
+    return bad();  // out of range, a sign, a fraction, junk
   return v;
 }
 

@@ -21,13 +21,13 @@ namespace ptxforge::task {
 
 // What a derived seed is for; each use has its own stream, so no two uses share inputs.
 enum class SeedUse : uint64_t {
-  verify = 1,   // a = size set, b = seed index 1..N
-  trivial,      // a = size set (the trivial-output check's inputs)
-  reverify,     // a = size set (the launch with fresh buffers after timing)
-  timing,       // a = size set, b = input set index in the timing rotation
-  rotation,     // a = size set: the order in which the timed trials visit the input sets
-  trial_pick,   // a = size set: which timed trials are checked
-  round,        // a = sample, b = round: a compile round's base seed under --seed
+  verify = 1,  // a = size set, b = seed index 1..N
+  trivial,     // a = size set (the trivial-output check's inputs)
+  reverify,    // a = size set (the launch with fresh buffers after timing)
+  timing,      // a = size set, b = input set index in the timing rotation
+  rotation,    // a = size set: the order in which the timed trials visit the input sets
+  trial_pick,  // a = size set: which timed trials are checked
+  round,       // a = sample, b = round: a compile round's base seed under --seed
 };
 
 uint64_t splitmix64(uint64_t x);

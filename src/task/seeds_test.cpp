@@ -19,8 +19,8 @@ TEST(Seeds, DerivedSeedsAreDistinctPerUseSetAndIndex) {
   const uint64_t base = 0x0123456789ABCDEFull;
   std::set<uint64_t> seen;
   size_t n = 0;
-  for (auto use : {SeedUse::verify, SeedUse::trivial, SeedUse::reverify, SeedUse::timing, SeedUse::rotation, SeedUse::trial_pick,
-                   SeedUse::round})
+  for (auto use : {SeedUse::verify, SeedUse::trivial, SeedUse::reverify, SeedUse::timing, SeedUse::rotation,
+                   SeedUse::trial_pick, SeedUse::round})
     for (const char* set : {"small", "large", "odd", "tiny"})
       for (uint64_t k = 0; k < 16; ++k) {
         seen.insert(derive_seed(base, use, size_set_key(set), k));
@@ -57,11 +57,13 @@ TEST(Seeds, ParsesDecimalAndHexAndRefusesTheRest) {
   EXPECT_EQ(*parse_seed("18446744073709551615"), UINT64_MAX);
   EXPECT_EQ(*parse_seed("0xff"), 255u);
   EXPECT_EQ(*parse_seed("0XDEADbeef"), 0xDEADBEEFu);
-  for (const char* bad : {"", "-1", "+1", "1.5", "12abc", "abc", "0x", "0xg", " 1", "1 ", "18446744073709551616", "1e5"}) {
+  for (const char* bad :
+       {"", "-1", "+1", "1.5", "12abc", "abc", "0x", "0xg", " 1", "1 ", "18446744073709551616", "1e5"}) {
     auto s = parse_seed(bad);
     ASSERT_FALSE(s.ok()) << "'" << bad << "'";
     EXPECT_NE(s.error().message.find("--seed takes a whole number"), std::string::npos) << s.error().message;
-    EXPECT_NE(s.error().message.find(std::string("'") + bad + "'"), std::string::npos) << "the message quotes the value";
+    EXPECT_NE(s.error().message.find(std::string("'") + bad + "'"), std::string::npos)
+        << "the message quotes the value";
   }
   EXPECT_EQ(*parse_seed(seed_text(UINT64_MAX)), UINT64_MAX) << "seed_text and parse_seed round-trip";
 }

@@ -21,7 +21,8 @@ namespace ptxforge::cli {
 
 int cmd_compile(const std::vector<std::string>& args) {
   CLI::App app("Let a model write the PTX for a task: rounds of reply, verdict and feedback until it is verified", "compile");
-  std::string task_name, model, mode = "implement", knowledge = "templates", out, resume_dir, hardware, arch, price, seed_text;
+  std::string task_name, model, mode = "implement", knowledge = "templates", out, resume_dir, hardware, arch, price,
+                                seed_text;
   int rounds = 8, samples = 1, seeds = 3, max_tokens = 16384;
   double target = 0, temperature = 0.2;
   bool fewshot = false, no_cache = false, no_time = false, shown_only = false;
@@ -46,7 +47,8 @@ int cmd_compile(const std::vector<std::string>& args) {
   app.add_option("--temperature", temperature, "sampling temperature")->capture_default_str();
   app.add_option("--max-tokens", max_tokens, "reply token limit")->capture_default_str();
   app.add_option("--seeds", seeds, "input seeds per size set when verifying")->capture_default_str();
-  auto* seed_opt = app.add_option("--seed", seed_text, "base seed of the session (decimal, or hex with 0x): each round's "
+  auto* seed_opt = app.add_option("--seed", seed_text,
+                                  "base seed of the session (decimal, or hex with 0x): each round's "
                                   "seed derives from it; default: a fresh seed every round");
   app.add_option("--price", price, "USD per million prompt,completion tokens, for the cost line (e.g. 2.5,10)");
   app.add_flag("--no-cache", no_cache, "always ask the model, even for a request made before");

@@ -26,7 +26,8 @@ int cmd_run(const std::vector<std::string>& args) {
   app.add_option("--sizes", sizes, "verify on the shown sizes only, or on all (held-back included)")
       ->check(CLI::IsMember({"shown", "all"}))->capture_default_str();
   app.add_option("--seeds", seeds, "input seeds per size set")->check(CLI::Range(1, 100))->capture_default_str();
-  auto* seed_opt = app.add_option("--seed", seed_text, "base seed every input derives from (decimal, or hex with 0x); "
+  auto* seed_opt = app.add_option("--seed", seed_text,
+                                  "base seed every input derives from (decimal, or hex with 0x); "
                                   "default: a fresh one per run, printed in the report, so that --seed reproduces it");
   app.add_option("--arch", arch, "assemble for this target (default: the GPU's, else sm_90a)")->check(arch_validator());
   app.add_option("--launch", launch, "a TOML launch spec instead of the candidate's `// @launch` lines");
