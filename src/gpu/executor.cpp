@@ -190,7 +190,7 @@ void load(const Driver& d, const Job& job, Loaded& L) {
 struct HostCase {
   task::Bindings symbols;
   std::map<std::string, size_t> counts;            // buffer and scratch elements
-  std::map<std::string, std::vector<uint8_t>> in;  // initial contents of in/inout buffers
+  std::map<std::string, task::HostBytes> in;       // initial contents of in/inout buffers
   std::map<std::string, std::array<uint8_t, 8>> scalars;
   std::map<std::string, std::vector<int64_t>> shapes;
 };
@@ -384,7 +384,7 @@ CaseResult check_candidate(const Driver& d, const Loaded& L, const HostCase& h, 
   for (auto& [name, initial] : h.in) {
     const Param* p = L.task.find_param(name);
     if (p->role != task::Role::in) continue;
-    std::vector<uint8_t> now(initial.size());
+    task::HostBytes now(initial.size());
     check_cu(d.cuMemcpyDtoH(now.data(), cb.data.at(name), now.size()), "reading an input back", where);
     if (now != initial) {
       size_t i = 0;
@@ -806,7 +806,7 @@ std::vector<CaseResult> trivial_cases(Executor::State& s, const Loaded& L, const
     auto cached = cached_case(s, L, job, *set, seed, true, where);
     const HostCase& h = cached->h;
     const auto& expected = cached->expected;
-    const std::vector<uint8_t>* first_input = h.in.empty() ? nullptr : &h.in.begin()->second;
+    const task::HostBytes* first_input = h.in.empty() ? nullptr : &h.in.begin()->second;
     for (const char* kind : {"zeros", "input-copy", "unwritten"}) {
       CaseResult cr;
       cr.trivial = kind;
@@ -819,7 +819,8 @@ std::vector<CaseResult> trivial_cases(Executor::State& s, const Loaded& L, const
         if (std::string(kind) == "unwritten") task::fill_poison(actual.data(), actual.size());
         if (std::string(kind) == "input-copy" && first_input)
           std::memcpy(actual.data(), first_input->data(), std::min(actual.size(), first_input->size()));
-        if (p.role == task::Role::inout && std::string(kind) != "zeros") actual = h.in.at(p.name);  // left unchanged
+        if (p.role == task::Role::inout && std::string(kind) != "zeros")
+          actual.assign(h.in.at(p.name).begin(), h.in.at(p.name).end());  // left unchanged
         cr.outputs.push_back(task::compare_output(p.name, expected.at(p.name).data(), actual.data(), p.dtype,
                                                   h.counts.at(p.name), L.task.tolerance_for(p.name)));
       }
