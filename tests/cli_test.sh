@@ -138,6 +138,22 @@ if python3 -c "import json,sys; d=json.loads(sys.argv[1]); assert d['tasks'][0][
 out=$("$ptxforge" run --json --no-time vector_add "$root/examples/broken_vector_add.ptx" "$root/examples/vector_add.ptx" 2>/dev/null)
 if python3 -c "import json,sys; d=json.loads(sys.argv[1]); assert len(d) == 2" "$out" 2>/dev/null; then
   passed=$((passed+1)); else echo "FAIL: run --json with two candidates is not one JSON array"; fail=$((fail+1)); fi
+# --seed: the run's base seed, in the report and the JSON record; a bad value is a usage error.
+sol="$root/tasks/level1/vector_add/solution.ptx"
+for bad in abc -1 1.5 18446744073709551616 0x ''; do
+  expect 2 "--seed takes a whole number from 0 to 18446744073709551615.*'$bad'" run --seed "$bad" --no-time vector_add "$sol"
+done
+expect 2 "--seed takes a whole number" compile vector_add --model manual --seed x1 --out "$tmp/s6"
+[[ ! -e "$tmp/s6" ]] && passed=$((passed+1)) || { echo "FAIL: a bad --seed left a session folder"; fail=$((fail+1)); }
+expect 2 "give only the session folder" compile --resume "$tmp/s1" --seed 5
+out=$("$ptxforge" run --json --no-time --seed 0x10 vector_add "$sol" 2>/dev/null)
+if python3 -c "import json,sys; d=json.loads(sys.argv[1]); assert d[0]['seed'] == '16'" "$out" 2>/dev/null; then
+  passed=$((passed+1)); else echo "FAIL: run --seed 0x10 --json does not record \"seed\": \"16\""; echo "$out" | head -5; fail=$((fail+1)); fi
+out=$("$ptxforge" run --no-time --seed 18446744073709551615 vector_add "$sol" 2>&1)
+grep -q "seed 18446744073709551615$" <<<"$(head -1 <<<"$out")" && passed=$((passed+1)) || { echo "FAIL: the report's first line does not name the seed"; echo "$out" | head -3; fail=$((fail+1)); }
+s1=$("$ptxforge" run --json --no-time vector_add "$sol" 2>/dev/null | python3 -c "import json,sys; print(json.load(sys.stdin)[0]['seed'])")
+s2=$("$ptxforge" run --json --no-time vector_add "$sol" 2>/dev/null | python3 -c "import json,sys; print(json.load(sys.stdin)[0]['seed'])")
+if [[ -n $s1 && -n $s2 && $s1 != "$s2" ]]; then passed=$((passed+1)); else echo "FAIL: two runs without --seed drew the seeds '$s1' and '$s2'"; fail=$((fail+1)); fi
 # A launch spec's expressions may hold spaces anywhere, also outside parentheses and around '='.
 { printf '// @launch grid = (32 + 2 * ceil_div(n, 8192), 1, 1) block=(256, 1, 1) smem=4 * 64\n'; grep -v '@launch' "$root/tasks/level1/vector_add/solution.ptx"; } > "$tmp/spaced.ptx"
 out=$("$ptxforge" run --no-time vector_add "$tmp/spaced.ptx" 2>&1)

@@ -13,6 +13,7 @@
 #include "agent/session_layout.h"
 #include "gpu/worker.h"
 #include "llm/cache.h"
+#include "task/seeds.h"
 #include "toolchain/nvrtc.h"
 #include "toolchain/ptxas.h"
 #include "util/paths.h"
@@ -51,6 +52,7 @@ RoundSummary summarize(const eval::RunRecord& r) {
       vs_ref.push_back(t.reference.median_ms / t.candidate.median_ms);
       if (t.library) vs_lib.push_back(t.library->median_ms / t.candidate.median_ms);
     }
+  s.seed = r.seed;
   s.speedup_vs_nvcc = geomean(vs_ref);
   s.speedup_vs_library = geomean(vs_lib);
   for (auto& f : r.resources)
@@ -174,8 +176,10 @@ struct Trajectory {
         (void)write_file(path, ex->code);
         eval::RunRecord record;
         {
+          eval::RunOptions run = sh.o.run;
+          run.seed = round_seed(sh.o.run.seed, sample, r);
           std::lock_guard<std::mutex> lock(sh.gpu);
-          record = pipeline.run(sh.task, path, sh.o.run);
+          record = pipeline.run(sh.task, path, run);
         }
         (void)write_file(layout::result(d), eval::render_report_json(record));
         feedback = feedback_for(sh.task, record, sh.hw);
@@ -259,7 +263,8 @@ void write_outputs(const CompileOptions& o, CompileResult& res, const std::vecto
     rounds.push_back({{"sample", r.sample}, {"round", r.round}, {"verdict", r.verdict}, {"passed", r.passed},
                       {"gpu_verified", r.gpu_verified}, {"speedup_vs_nvcc", r.speedup_vs_nvcc},
                       {"speedup_vs_library", r.speedup_vs_library}, {"registers", r.registers}, {"spill_bytes", r.spill_bytes},
-                      {"prompt_tokens", r.prompt_tokens}, {"completion_tokens", r.completion_tokens}, {"cached", r.cached}});
+                      {"prompt_tokens", r.prompt_tokens}, {"completion_tokens", r.completion_tokens}, {"cached", r.cached},
+                      {"seed", task::seed_text(r.seed)}});
   json report = {{"session", o.out}, {"task", o.task_dir}, {"model", o.model}, {"status", res.status_text()},
                  {"options", json::parse(session_options_json(o))}, {"rounds", rounds}, {"prompt_tokens", res.prompt_tokens},
                  {"completion_tokens", res.completion_tokens}};
@@ -346,6 +351,11 @@ Result<CompileResult> run_session(const CompileOptions& o, const ProviderFactory
 }
 
 }  // namespace
+
+uint64_t round_seed(std::optional<uint64_t> session_seed, int sample, int round) {
+  if (!session_seed) return task::fresh_seed();
+  return task::derive_seed(*session_seed, task::SeedUse::round, static_cast<uint64_t>(sample), static_cast<uint64_t>(round));
+}
 
 bool needs_gpu_reverify(const RoundSummary& saved, bool gpu_here) {
   return gpu_here && saved.no_gpu && saved.assembled && !saved.gpu_verified;

@@ -61,6 +61,10 @@ Result<CompileResult> resume(const std::string& dir, const ProviderFactory& make
                              const std::vector<std::string>& worker_argv = gpu::default_worker_argv(),
                              std::optional<bool> gpu_present = std::nullopt);
 
+// A round's base seed: derived from the session's --seed (so a session is reproduced round by
+// round), else fresh for every round (so no round's inputs can be learnt from an earlier one).
+uint64_t round_seed(std::optional<uint64_t> session_seed, int sample, int round);
+
 // A round saved where there was no GPU (assembled, verify skipped) is evaluated again when
 // the session resumes where there is one.
 bool needs_gpu_reverify(const RoundSummary& saved, bool gpu_here);

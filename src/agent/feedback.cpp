@@ -92,8 +92,9 @@ std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Ha
       if (c.pass || shown >= 2) continue;
       ++shown;
       if (shown == 1) out += "## Wrong results\n";
-      out += fmt::format("On {}, seed {}:\n", c.shown ? fmt::format("size set '{}'", c.size_set) : "a held-back size (not shown to you)",
-                         c.seed);
+      out += fmt::format("On {}, seed {}:\n",
+                         c.shown ? fmt::format("size set '{}'", c.size_set) : "a held-back size (not shown to you)",
+                         c.seed_index);
       for (auto& p : c.problems) out += "- " + p + "\n";
       for (auto& o : c.outputs) {
         if (o.pass) continue;
@@ -106,8 +107,11 @@ std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Ha
     }
     if (shown) out += "\n";
   }
-  // 3. Performance, once correct.
-  if (r.time) {
+  // 3. Performance, once correct. A timed trial that computed a wrong result makes the times meaningless.
+  if (r.time && !r.time->trials_pass) {
+    out += "## Wrong results while timed\n- " + r.time->trial_problem +
+           "\nEvery timed run gets fresh inputs and outputs; the kernel must compute every time.\n\n";
+  } else if (r.time) {
     out += "## Performance (median time; L2 flushed before each run)\n";
     for (auto& s : r.time->sizes) {
       out += fmt::format("- {}: {:.4f} ms; nvcc's kernel {:.4f} ms ({:.2f}x)", s.size_set, s.candidate.median_ms,

@@ -12,6 +12,7 @@
 #include "agent/hardware.h"
 #include "agent/session_layout.h"
 #include "ptx/target.h"
+#include "task/seeds.h"
 #include "task/task_spec.h"
 #include "util/paths.h"
 #include "util/text.h"
@@ -90,6 +91,7 @@ Status save_round(const std::string& dir, const RoundSummary& s) {
             {"prompt_tokens", s.prompt_tokens},
             {"completion_tokens", s.completion_tokens},
             {"cached", s.cached},
+            {"seed", task::seed_text(s.seed)},  // a string: 64 bits lose digits in many JSON readers
             {"candidate", std::filesystem::path(s.candidate).filename().string()}};  // relative: sessions move
   return write_file(layout::summary(dir), j.dump(2));
 }
@@ -116,6 +118,7 @@ std::optional<RoundSummary> load_round(const std::string& dir) {
     s.prompt_tokens = j.value("prompt_tokens", 0L);
     s.completion_tokens = j.value("completion_tokens", 0L);
     s.cached = j.value("cached", false);
+    if (auto seed = task::parse_seed(j.value("seed", "0")); seed) s.seed = *seed;
     // Saved as a file name in the round's folder (older sessions saved a path): found again
     // wherever the session now lies.
     std::string candidate = j.value("candidate", "");
@@ -177,6 +180,18 @@ const std::vector<Field>& fields() {
       plain("temperature", [](auto& o) -> auto& { return o.temperature; }),
       plain("max_tokens", [](auto& o) -> auto& { return o.max_tokens; }),
       plain("seeds", [](auto& o) -> auto& { return o.run.seeds; }),
+      // --seed: the session's base seed, a decimal string; null when every round draws a fresh one.
+      {"seed", [](const CompileOptions& o) { return o.run.seed ? json(task::seed_text(*o.run.seed)) : json(nullptr); },
+       [](CompileOptions& o, const json& j) -> Status {
+         if (j.is_null()) {
+           o.run.seed.reset();
+           return ok_status();
+         }
+         auto s = task::parse_seed(j.get<std::string>());
+         if (!s) return s.error();
+         o.run.seed = *s;
+         return ok_status();
+       }},
       plain("held_back", [](auto& o) -> auto& { return o.run.held_back; }),
       plain("time", [](auto& o) -> auto& { return o.run.time; }),
       plain("sanitize", [](auto& o) -> auto& { return o.run.sanitize; }),

@@ -5,6 +5,7 @@
 // session moves between machines with the checkout elsewhere).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +37,7 @@ struct RoundSummary {
   long prompt_tokens = 0, completion_tokens = 0;
   bool cached = false;
   std::string candidate;  // path of candidate.ptx / .cu
+  uint64_t seed = 0;      // the round's base seed: `ptxforge run --seed` with it evaluates the round again
 };
 
 Status save_messages(const std::string& dir, const std::vector<llm::Message>& msgs);

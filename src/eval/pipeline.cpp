@@ -14,6 +14,7 @@
 #include "ptx/front_end.h"
 #include "ptx/parser.h"
 #include "task/launch_spec.h"
+#include "task/seeds.h"
 #include "toolchain/nvcc.h"
 #include "toolchain/nvrtc.h"
 #include "util/paths.h"
@@ -49,7 +50,7 @@ std::string describe_case_failure(const gpu::CaseResult& c, Audience a) {
   std::string place = c.shown ? fmt::format("size set '{}'", c.size_set)
                       : a == Audience::model ? std::string("a held-back size")
                                              : fmt::format("size set '{}' (held back)", c.size_set);
-  return fmt::format("{}, seed {}: {}", place, c.seed, why.empty() ? "failed" : why[0]);
+  return fmt::format("{}, seed {}: {}", place, c.seed_index, why.empty() ? "failed" : why[0]);
 }
 
 std::string describe_failure(const gpu::Failure& f, Audience a) {
@@ -143,6 +144,7 @@ StageResult verify(StageContext& ctx) {
   job.reference_cubin = ref->cubin_path;
   job.held_back = ctx.opts.held_back;
   job.seeds = ctx.opts.seeds;
+  job.seed = r.seed;
   ctx.job = job;
   gpu::Outcome out = ctx.worker.run(job, ctx.opts.verify_timeout);
   if (out.guard) {
@@ -254,12 +256,21 @@ StageResult time(StageContext& ctx) {
   GatePeaks gp = gate_peaks(ctx.task, measured, info ? std::optional<gpu::DeviceInfo>(*info) : std::nullopt);
   TimeVerdict verdict = judge_times(ctx.task, *r.time, gp.limits);
   r.limits = PhysicalLimits{gp.note, gp.limits, verdict.rows};
+  for (auto& n : r.time->notes) r.flags.push_back(n);
+  if (!r.time->trials_pass) return result(StageStatus::failed, r.time->trial_problem);
   if (!r.time->reverify_pass) return result(StageStatus::failed, r.time->reverify_problem);
   if (!verdict.problems.empty()) {
     if (!ctx.opts.allow_suspicious) return result(StageStatus::failed, fmt::format("{}", fmt::join(verdict.problems, "; ")));
     for (auto& p : verdict.problems) r.flags.push_back(p + " (let through by --allow-suspicious)");
   }
-  std::string summary = fmt::format("median {}", fmt::join(parts, ", "));
+  size_t checked = 0;
+  int sets = 0;
+  for (auto& s : r.time->sizes) {
+    checked += s.checked.size();
+    sets = std::max(sets, s.input_sets);
+  }
+  std::string summary = fmt::format("median {}; {} input sets, {} checked", fmt::join(parts, ", "), sets,
+                                    plural(checked, "timed trial"));
   if (!measured) summary += "; " + gp.note;
   return result(StageStatus::passed, summary);
 }
@@ -368,6 +379,7 @@ RunRecord Pipeline::run(const task::Task& task, const std::string& candidate_pat
   r.task = task.name;
   r.candidate = candidate_path;
   r.arch = pick_arch(opts);
+  r.seed = opts.seed ? *opts.seed : task::fresh_seed();
   for (auto& st : stage_table())
     if (!st.wanted) r.stage(st.id);
   last_job_.reset();

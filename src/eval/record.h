@@ -57,6 +57,7 @@ struct PhysicalLimits {
 
 struct RunRecord {
   std::string task, candidate, arch, device;
+  uint64_t seed = 0;  // the base seed the inputs derive from: `--seed` with it reproduces the run
   std::vector<StageResult> stages;
   Diagnostics diagnostics;  // the front end's findings, then ptxas's, on the candidate's lines
   std::string source_name;  // for rendering diagnostics

@@ -6,6 +6,7 @@
 
 #include "eval/record.h"
 #include "gpu/measurement_json.h"
+#include "task/seeds.h"
 
 namespace ptxforge::eval {
 
@@ -16,7 +17,7 @@ std::string paint(const std::string& s, const char* code, bool color) {
 }
 
 void case_details(std::string& out, const gpu::CaseResult& c) {
-  out += fmt::format("    size set '{}'{}, seed {}:\n", c.size_set, c.shown ? "" : " (held back)", c.seed);
+  out += fmt::format("    size set '{}'{}, seed {}:\n", c.size_set, c.shown ? "" : " (held back)", c.seed_index);
   for (auto& p : c.problems) out += fmt::format("      {}\n", p);
   for (auto& o : c.outputs) {
     if (o.pass) continue;
@@ -32,7 +33,8 @@ void case_details(std::string& out, const gpu::CaseResult& c) {
 }  // namespace
 
 std::string render_report_text(const RunRecord& r, bool color) {
-  std::string out = fmt::format("task {}  candidate {}  arch {}\n", r.task, r.candidate, r.arch);
+  std::string out =
+      fmt::format("task {}  candidate {}  arch {}  seed {}\n", r.task, r.candidate, r.arch, task::seed_text(r.seed));
   for (auto& s : r.stages) {
     const char* code = s.status == StageStatus::passed ? "32" : s.status == StageStatus::failed ? "31" : "33";
     std::string status = fmt::format("{:<8}", stage_status_name(s.status));
@@ -52,7 +54,9 @@ std::string render_report_text(const RunRecord& r, bool color) {
       }
   }
   if (r.time && !r.time->sizes.empty()) {
-    out += fmt::format("\n  timing (CUDA events, L2 flushed before each trial; median of N trials):\n");
+    out += fmt::format(
+        "\n  timing (CUDA events around the kernel alone; before each trial, fresh inputs from a rotation of "
+        "input sets, outputs poisoned, L2 flushed; median of N trials, some checked):\n");
     out += fmt::format("    {:<14} {:>12} {:>12} {:>9} {:>12} {:>9}\n", "size set", "candidate", "nvcc ref", "vs nvcc", "library", "vs lib");
     for (auto& s : r.time->sizes) {
       double vs_ref = s.candidate.median_ms > 0 ? s.reference.median_ms / s.candidate.median_ms : 0;
@@ -92,6 +96,7 @@ std::string render_report_json(const RunRecord& r) {
   j["task"] = r.task;
   j["candidate"] = r.candidate;
   j["arch"] = r.arch;
+  j["seed"] = task::seed_text(r.seed);  // a string: a 64-bit number loses digits in many JSON readers
   j["verdict"] = r.verdict();
   j["passed"] = r.passed;
   j["gpu_verified"] = r.gpu_verified;
@@ -113,8 +118,12 @@ std::string render_report_json(const RunRecord& r) {
   if (r.verify) j["verify"] = *r.verify;
   if (r.time) {
     j["time"] = *r.time;
-    j["time"]["method"] = "CUDA events around each run, 3 warm-up runs, L2 flushed before every trial by writing a buffer of "
-                          "at least twice the L2 size, up to 100 trials or the task's time budget";
+    j["time"]["method"] =
+        "CUDA events around the kernel launches alone, 3 warm-up runs, up to 100 trials or the task's time "
+        "budget; before every trial, outside the timed interval: inputs copied in from a rotation of input sets "
+        "drawn from the run's seed, outputs poisoned (the baselines' zeroed), scratch zeroed, the candidate's "
+        ".global variables restored, then the L2 flushed by writing a buffer of at least twice the L2 size; "
+        "afterwards the last trial and at least 3 trials drawn at random are checked against the reference";
   }
   if (r.limits) {
     json rows = json::array();

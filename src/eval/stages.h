@@ -21,6 +21,9 @@ namespace ptxforge::eval {
 struct RunOptions {
   bool held_back = true;   // --sizes all (default) or shown
   int seeds = 3;
+  // The run's base seed (task/seeds.h): every input set of verify, time and the trivial check
+  // derives from it. Unset: Pipeline::run draws a fresh one for each candidate.
+  std::optional<uint64_t> seed;
   bool time = true;
   bool sanitize = false;
   // Report an impossible time (faster than the GPU's peaks) or a suspicious one (over 10x the

@@ -1,7 +1,9 @@
 // The GPU side of the harness, run inside the worker process: loads the reference and the
 // candidate, and for every size set and seed computes the reference first, then runs the
 // candidate on guarded, poisoned buffers and compares; or times both with the L2 flushed
-// before every trial and verifies once more afterwards. A fault is reported, and `fatal`
+// and the buffers refreshed (a rotation of input sets, outputs poisoned, scratch zeroed,
+// .global variables restored) before every trial, checks some trials' outputs afterwards and
+// verifies once more. A fault is reported, and `fatal`
 // tells the worker that the context is gone and it must exit.
 #pragma once
 
@@ -42,6 +44,7 @@ struct Job {
   std::string reference_cubin;  // reference.cu built by nvcc
   bool held_back = true;        // verify the held-back size sets too
   int seeds = 3;
+  uint64_t seed = 0;            // the run's base seed: every input set derives from it (task/seeds.h)
   int max_trials = 100;
   double budget_s = 10;         // time budget for the whole time job
   Placement placement = Placement::guarded;
@@ -50,6 +53,9 @@ struct Job {
   std::string locate_set;
   uint64_t locate_seed = 0;
   std::string open_buffer;
+  // Restore the candidate's .global variables before every timed trial. Only tests turn this
+  // off, to show that the checked trials alone catch a kernel that carries state across launches.
+  bool reset_globals = true;
 };
 
 struct Outcome {

@@ -49,7 +49,8 @@ struct CaseResult {
   std::string trivial;  // "" for the candidate; "zeros", "input-copy", "unwritten" for a trivial output
   std::string size_set;
   bool shown = true;
-  uint64_t seed = 0;
+  uint64_t seed = 0;   // the inputs' seed, derived from the run's base seed (task/seeds.h)
+  int seed_index = 0;  // 1..N for the verify seeds (what text and feedback show); 0 otherwise
   bool pass = false;
   std::vector<task::Comparison> outputs;
   std::vector<std::string> problems;  // guard violations, modified inputs
@@ -61,11 +62,22 @@ struct TimingStats {
 };
 TimingStats summarize(std::vector<double> samples_ms);
 
+// One timed trial whose outputs were compared with the reference's on its inputs.
+struct TrialCheck {
+  int trial = 0;      // 1-based, of SizeTiming::candidate.trials
+  int input_set = 0;  // 1-based, of SizeTiming::input_sets
+  bool last = false;  // the last trial (always checked); the others were drawn at random
+  bool pass = false;
+  std::string problem;  // "" when it passed
+};
+
 struct SizeTiming {
   std::string size_set;
   TimingStats candidate, reference;
   std::optional<TimingStats> library;
   std::string library_name;
+  int input_sets = 0;               // the rotation of inputs the trials drew from
+  std::vector<TrialCheck> checked;  // the candidate's checked trials, ascending
 };
 
 // Facts about the GPU, read by the worker (the only process that loads the driver) and sent
@@ -97,8 +109,13 @@ struct VerifyReport {
 
 struct TimeReport {
   std::vector<SizeTiming> sizes;
+  // Every checked timed trial matched the reference; else the first failure, in the words of
+  // gpu::describe_trial_failure ("timed trial 7 of 40 on size set 'small' (input set 3): ...").
+  bool trials_pass = false;
+  std::string trial_problem;
   bool reverify_pass = false;  // one more launch with fresh inputs after the trials
   std::string reverify_problem;
+  std::vector<std::string> notes;  // what the timing could not do as planned (a .global it could not restore)
   double seconds = 0;
 };
 

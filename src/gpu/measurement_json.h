@@ -24,6 +24,8 @@ void to_json(nlohmann::json& j, const CaseResult& c);
 void from_json(const nlohmann::json& j, CaseResult& c);
 void to_json(nlohmann::json& j, const TimingStats& t);
 void from_json(const nlohmann::json& j, TimingStats& t);
+void to_json(nlohmann::json& j, const TrialCheck& c);
+void from_json(const nlohmann::json& j, TrialCheck& c);
 void to_json(nlohmann::json& j, const SizeTiming& t);
 void from_json(const nlohmann::json& j, SizeTiming& t);
 void to_json(nlohmann::json& j, const VerifyReport& r);

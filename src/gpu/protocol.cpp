@@ -6,6 +6,7 @@
 
 #include "gpu/measurement_json.h"
 #include "gpu/peaks_json.h"
+#include "task/seeds.h"
 
 using nlohmann::json;
 
@@ -214,14 +215,24 @@ void from_json(const json& j, DeviceInfo& d) {
   d.bus_width_bits = j.value("bus_width_bits", 0);
   d.driver_version = j.value("driver_version", 0);
 }
+// Seeds travel as decimal strings: JSON readers outside this program keep only 53 bits of a number.
+static json seed_json(uint64_t seed) { return task::seed_text(seed); }
+static uint64_t seed_from(const json& j) {
+  if (j.is_number_unsigned()) return j.get<uint64_t>();
+  auto s = task::parse_seed(j.get<std::string>());
+  if (!s) throw std::runtime_error(s.error().message);
+  return *s;
+}
 void to_json(json& j, const CaseResult& c) {
-  j = {{"trivial", c.trivial}, {"size_set", c.size_set}, {"shown", c.shown}, {"seed", c.seed}, {"pass", c.pass}, {"outputs", c.outputs}, {"problems", c.problems}};
+  j = {{"trivial", c.trivial},       {"size_set", c.size_set}, {"shown", c.shown},     {"seed", seed_json(c.seed)},
+       {"seed_index", c.seed_index}, {"pass", c.pass},         {"outputs", c.outputs}, {"problems", c.problems}};
 }
 void from_json(const json& j, CaseResult& c) {
   c.trivial = j.value("trivial", "");
   c.size_set = j.at("size_set");
   c.shown = j.at("shown");
-  c.seed = j.at("seed");
+  c.seed = seed_from(j.at("seed"));
+  c.seed_index = j.value("seed_index", 0);
   c.pass = j.at("pass");
   c.outputs = j.at("outputs").get<std::vector<task::Comparison>>();
   c.problems = j.at("problems").get<std::vector<std::string>>();
@@ -236,8 +247,22 @@ void from_json(const json& j, TimingStats& t) {
   t.mean_ms = j.at("mean_ms");
   t.stdev_ms = j.at("stdev_ms");
 }
+void to_json(json& j, const TrialCheck& c) {
+  j = {{"trial", c.trial}, {"input_set", c.input_set}, {"last", c.last}, {"pass", c.pass}, {"problem", c.problem}};
+}
+void from_json(const json& j, TrialCheck& c) {
+  c.trial = j.at("trial");
+  c.input_set = j.at("input_set");
+  c.last = j.value("last", false);
+  c.pass = j.at("pass");
+  c.problem = j.value("problem", "");
+}
 void to_json(json& j, const SizeTiming& t) {
-  j = {{"size_set", t.size_set}, {"candidate", t.candidate}, {"reference", t.reference}};
+  j = {{"size_set", t.size_set},
+       {"candidate", t.candidate},
+       {"reference", t.reference},
+       {"input_sets", t.input_sets},
+       {"checked_trials", t.checked}};
   if (t.library) {
     j["library"] = *t.library;
     j["library_name"] = t.library_name;
@@ -247,6 +272,8 @@ void from_json(const json& j, SizeTiming& t) {
   t.size_set = j.at("size_set");
   t.candidate = j.at("candidate");
   t.reference = j.at("reference");
+  t.input_sets = j.value("input_sets", 0);
+  t.checked = j.value("checked_trials", std::vector<TrialCheck>{});
   if (j.contains("library")) {
     t.library = j.at("library").get<TimingStats>();
     t.library_name = j.value("library_name", "");
@@ -258,12 +285,21 @@ void from_json(const json& j, VerifyReport& r) {
   r.seconds = j.at("seconds");
 }
 void to_json(json& j, const TimeReport& r) {
-  j = {{"sizes", r.sizes}, {"reverify_pass", r.reverify_pass}, {"reverify_problem", r.reverify_problem}, {"seconds", r.seconds}};
+  j = {{"sizes", r.sizes},
+       {"trials_pass", r.trials_pass},
+       {"trial_problem", r.trial_problem},
+       {"reverify_pass", r.reverify_pass},
+       {"reverify_problem", r.reverify_problem},
+       {"notes", r.notes},
+       {"seconds", r.seconds}};
 }
 void from_json(const json& j, TimeReport& r) {
   r.sizes = j.at("sizes").get<std::vector<SizeTiming>>();
+  r.trials_pass = j.value("trials_pass", false);  // a report that does not say so was not checked
+  r.trial_problem = j.value("trial_problem", "");
   r.reverify_pass = j.at("reverify_pass");
   r.reverify_problem = j.at("reverify_problem");
+  r.notes = j.value("notes", std::vector<std::string>{});
   r.seconds = j.at("seconds");
 }
 
@@ -275,6 +311,8 @@ std::string encode_job(const Job& job) {
             {"reference_cubin", job.reference_cubin},
             {"held_back", job.held_back},
             {"seeds", job.seeds},
+            {"seed", seed_json(job.seed)},
+            {"reset_globals", job.reset_globals},
             {"max_trials", job.max_trials},
             {"budget_s", job.budget_s}};
   if (job.placement != Placement::guarded) j["placement"] = std::string(to_string(job.placement));
@@ -297,6 +335,8 @@ Result<Job> decode_job(std::string_view line) {
     job.reference_cubin = j.value("reference_cubin", "");
     job.held_back = j.value("held_back", true);
     job.seeds = j.value("seeds", 3);
+    if (j.contains("seed")) job.seed = seed_from(j.at("seed"));
+    job.reset_globals = j.value("reset_globals", true);
     job.max_trials = j.value("max_trials", 100);
     job.budget_s = j.value("budget_s", 10.0);
     std::string placement = j.value("placement", "guarded");

@@ -6,8 +6,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "task/distribution.h"
@@ -15,6 +17,29 @@
 #include "task/task_spec.h"
 
 namespace ptxforge::task {
+
+// Host copies of inputs: a vector whose resize leaves the bytes uninitialised. fill_input
+// writes every byte from many threads, so the pages of a 256 MB input are first touched in
+// parallel instead of being zeroed by one thread first (which cost more than drawing them).
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;  // default-initialised: left as it is
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using HostBytes = std::vector<uint8_t, UninitializedAllocator<uint8_t>>;
 
 // Deterministic in (seed, stream): the same task, size and seed give the same bytes anywhere.
 // Values outside the dtype's range are clamped to it (a planted extreme at the limit).

@@ -13,6 +13,7 @@
 #include "agent/compile.h"
 #include "agent/hardware.h"
 #include "cli_parse.h"
+#include "task/seeds.h"
 #include "task/task_spec.h"
 #include "util/text.h"
 
@@ -20,7 +21,8 @@ namespace ptxforge::cli {
 
 int cmd_compile(const std::vector<std::string>& args) {
   CLI::App app("Let a model write the PTX for a task: rounds of reply, verdict and feedback until it is verified", "compile");
-  std::string task_name, model, mode = "implement", knowledge = "templates", out, resume_dir, hardware, arch, price;
+  std::string task_name, model, mode = "implement", knowledge = "templates", out, resume_dir, hardware, arch, price,
+                                seed_text;
   int rounds = 8, samples = 1, seeds = 3, max_tokens = 16384;
   double target = 0, temperature = 0.2;
   bool fewshot = false, no_cache = false, no_time = false, shown_only = false, allow_suspicious = false,
@@ -46,6 +48,9 @@ int cmd_compile(const std::vector<std::string>& args) {
   app.add_option("--temperature", temperature, "sampling temperature")->capture_default_str();
   app.add_option("--max-tokens", max_tokens, "reply token limit")->capture_default_str();
   app.add_option("--seeds", seeds, "input seeds per size set when verifying")->capture_default_str();
+  auto* seed_opt = app.add_option("--seed", seed_text,
+                                  "base seed of the session (decimal, or hex with 0x): each round's "
+                                  "seed derives from it; default: a fresh seed every round");
   app.add_option("--price", price, "USD per million prompt,completion tokens, for the cost line (e.g. 2.5,10)");
   app.add_flag("--no-cache", no_cache, "always ask the model, even for a request made before");
   app.add_flag("--no-time", no_time, "verify but do not time");
@@ -55,11 +60,20 @@ int cmd_compile(const std::vector<std::string>& args) {
   app.add_flag("--no-sanitize", no_sanitize,
                "do not run each newly verified kernel under compute-sanitizer (memcheck, racecheck, synccheck, initcheck)");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
+  std::optional<uint64_t> seed;
+  if (seed_opt->count() > 0) {
+    auto s = task::parse_seed(seed_text);
+    if (!s) {
+      std::cerr << "ptxforge compile: " << s.error().message << "\n";
+      return kExitUsage;
+    }
+    seed = *s;
+  }
 
   Result<agent::CompileResult> res = Error{""};
   if (!resume_dir.empty()) {
-    if (!task_name.empty() || !model.empty()) {
-      std::cerr << "ptxforge compile: --resume continues a session with the task and model it was started with; "
+    if (!task_name.empty() || !model.empty() || seed) {
+      std::cerr << "ptxforge compile: --resume continues a session with the task, model and seed it was started with; "
                    "give only the session folder\n";
       return kExitUsage;
     }
@@ -98,6 +112,7 @@ int cmd_compile(const std::vector<std::string>& args) {
     o.temperature = temperature;
     o.max_tokens = max_tokens;
     o.run.seeds = seeds;
+    o.run.seed = seed;
     o.run.time = !no_time;
     o.run.held_back = !shown_only;
     o.run.allow_suspicious = allow_suspicious;

@@ -7,6 +7,7 @@
 
 #include "cli_parse.h"
 #include "eval/pipeline.h"
+#include "task/seeds.h"
 #include "task/task_spec.h"
 #include "util/text.h"
 
@@ -14,7 +15,7 @@ namespace ptxforge::cli {
 
 int cmd_run(const std::vector<std::string>& args) {
   CLI::App app("Check, assemble, verify on the GPU, time and prove one candidate for a task", "run");
-  std::string task_name, sizes = "all", arch, launch;
+  std::string task_name, sizes = "all", arch, launch, seed_text;
   std::vector<std::string> candidates;
   int seeds = 3;
   double timeout = 30;
@@ -25,6 +26,9 @@ int cmd_run(const std::vector<std::string>& args) {
   app.add_option("--sizes", sizes, "verify on the shown sizes only, or on all (held-back included)")
       ->check(CLI::IsMember({"shown", "all"}))->capture_default_str();
   app.add_option("--seeds", seeds, "input seeds per size set")->check(CLI::Range(1, 100))->capture_default_str();
+  auto* seed_opt = app.add_option("--seed", seed_text,
+                                  "base seed every input derives from (decimal, or hex with 0x); "
+                                  "default: a fresh one per run, printed in the report, so that --seed reproduces it");
   app.add_option("--arch", arch, "assemble for this target (default: the GPU's, else sm_90a)")->check(arch_validator());
   app.add_option("--launch", launch, "a TOML launch spec instead of the candidate's `// @launch` lines");
   app.add_option("--timeout", timeout, "seconds before a hanging verify is killed")->check(CLI::PositiveNumber)->capture_default_str();
@@ -35,6 +39,15 @@ int cmd_run(const std::vector<std::string>& args) {
   app.add_flag("--json", json, "print one JSON array of result records (docs/json.md)");
   app.add_flag("--trace", trace, "print each stage's start and wall time on standard error");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
+  std::optional<uint64_t> seed;
+  if (seed_opt->count() > 0) {
+    auto s = task::parse_seed(seed_text);
+    if (!s) {
+      std::cerr << "ptxforge run: " << s.error().message << "\n";
+      return kExitUsage;
+    }
+    seed = *s;
+  }
 
   auto dir = task::find_task_dir(task_name);
   if (!dir) {
@@ -55,6 +68,7 @@ int cmd_run(const std::vector<std::string>& args) {
   eval::RunOptions opts;
   opts.held_back = sizes == "all";
   opts.seeds = seeds;
+  opts.seed = seed ? *seed : task::fresh_seed();  // one for every candidate of this run
   opts.time = !no_time;
   opts.sanitize = sanitize;
   opts.allow_suspicious = allow_suspicious;

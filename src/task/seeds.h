@@ -1,0 +1,46 @@
+// Where every input of a run comes from: one 64-bit base seed per `ptxforge run` and per
+// compile round, drawn fresh (std::random_device) unless `--seed N` pins it, and every other
+// seed derived from it. Fresh seeds keep a kernel from learning the inputs it will be
+// checked and timed on (a table of answers for fixed seeds, a kernel that only computes on
+// the timing seed); the derivation keeps a run reproducible from its recorded base seed.
+//
+// The derivation (docs/design.md, "Seeds"):
+//   splitmix64(x) = mix(x + 0x9E3779B97F4A7C15), mix = the splitmix64 finalizer
+//   derive(base, use, a, b) = splitmix64(splitmix64(splitmix64(base ^ tag(use)) ^ a) ^ b)
+// with tag(use) a fixed odd constant per use, `a` usually the size set's name hash
+// (fnv1a) and `b` an index (verify seed 1..N, timing input set 0..S-1, round, ...).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "util/result.h"
+
+namespace ptxforge::task {
+
+// What a derived seed is for; each use has its own stream, so no two uses share inputs.
+enum class SeedUse : uint64_t {
+  verify = 1,  // a = size set, b = seed index 1..N
+  trivial,     // a = size set (the trivial-output check's inputs)
+  reverify,    // a = size set (the launch with fresh buffers after timing)
+  timing,      // a = size set, b = input set index in the timing rotation
+  rotation,    // a = size set: the order in which the timed trials visit the input sets
+  trial_pick,  // a = size set: which timed trials are checked
+  round,       // a = sample, b = round: a compile round's base seed under --seed
+};
+
+uint64_t splitmix64(uint64_t x);
+uint64_t derive_seed(uint64_t base, SeedUse use, uint64_t a = 0, uint64_t b = 0);
+// The `a` of a derivation for a size set: its name's FNV-1a hash.
+uint64_t size_set_key(std::string_view size_set);
+
+// A fresh base seed: 64 bits from std::random_device.
+uint64_t fresh_seed();
+
+// `--seed N`: decimal or 0x-prefixed hex, 0 .. 2^64-1; anything else is an error that says so.
+Result<uint64_t> parse_seed(std::string_view text);
+// JSON carries seeds as decimal strings: many JSON readers keep only 53 bits of a number.
+std::string seed_text(uint64_t seed);
+
+}  // namespace ptxforge::task

@@ -1,0 +1,72 @@
+// Seeds: every derived seed is distinct per use, size set and index, reproducible from the
+// base seed, and `--seed` text is read strictly.
+#include "task/seeds.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace ptxforge::task {
+namespace {
+
+TEST(Seeds, SplitMix64MatchesTheReferenceSequence) {
+  // splitmix64 with state 0: the first outputs of Vigna's reference generator.
+  EXPECT_EQ(splitmix64(0), 0xE220A8397B1DCDAFull);
+  EXPECT_EQ(splitmix64(0x9E3779B97F4A7C15ull), 0x6E789E6AA1B965F4ull);
+}
+
+TEST(Seeds, DerivedSeedsAreDistinctPerUseSetAndIndex) {
+  const uint64_t base = 0x0123456789ABCDEFull;
+  std::set<uint64_t> seen;
+  size_t n = 0;
+  for (auto use : {SeedUse::verify, SeedUse::trivial, SeedUse::reverify, SeedUse::timing, SeedUse::rotation,
+                   SeedUse::trial_pick, SeedUse::round})
+    for (const char* set : {"small", "large", "odd", "tiny"})
+      for (uint64_t k = 0; k < 16; ++k) {
+        seen.insert(derive_seed(base, use, size_set_key(set), k));
+        ++n;
+      }
+  EXPECT_EQ(seen.size(), n) << "no two (use, size set, index) share a seed";
+  EXPECT_FALSE(seen.count(base)) << "no derived seed is the base itself";
+}
+
+TEST(Seeds, ReproducibleFromTheBaseAndDifferentForAnotherBase) {
+  uint64_t a = derive_seed(42, SeedUse::timing, size_set_key("large"), 3);
+  EXPECT_EQ(a, derive_seed(42, SeedUse::timing, size_set_key("large"), 3));
+  EXPECT_NE(a, derive_seed(43, SeedUse::timing, size_set_key("large"), 3));
+  EXPECT_NE(a, derive_seed(42, SeedUse::timing, size_set_key("small"), 3));
+  EXPECT_NE(a, derive_seed(42, SeedUse::timing, size_set_key("large"), 4));
+  EXPECT_NE(derive_seed(42, SeedUse::verify, 0, 1), derive_seed(42, SeedUse::trivial, 0, 1));
+  // The derivation as documented in seeds.h and docs/design.md.
+  uint64_t tagged = splitmix64(42 ^ 0xA4093822299F31D1ull);  // tag(trivial)
+  EXPECT_EQ(derive_seed(42, SeedUse::trivial, 7, 9), splitmix64(splitmix64(tagged ^ 7) ^ 9));
+}
+
+TEST(Seeds, FreshSeedsDiffer) {
+  std::set<uint64_t> seen;
+  for (int i = 0; i < 64; ++i) seen.insert(fresh_seed());
+  EXPECT_GT(seen.size(), 60u) << "64 draws of 64 bits should not repeat";
+  bool high_bits = false;
+  for (uint64_t s : seen) high_bits = high_bits || (s >> 32) != 0;
+  EXPECT_TRUE(high_bits) << "all 64 bits are drawn";
+}
+
+TEST(Seeds, ParsesDecimalAndHexAndRefusesTheRest) {
+  EXPECT_EQ(*parse_seed("0"), 0u);
+  EXPECT_EQ(*parse_seed("12345"), 12345u);
+  EXPECT_EQ(*parse_seed("18446744073709551615"), UINT64_MAX);
+  EXPECT_EQ(*parse_seed("0xff"), 255u);
+  EXPECT_EQ(*parse_seed("0XDEADbeef"), 0xDEADBEEFu);
+  for (const char* bad :
+       {"", "-1", "+1", "1.5", "12abc", "abc", "0x", "0xg", " 1", "1 ", "18446744073709551616", "1e5"}) {
+    auto s = parse_seed(bad);
+    ASSERT_FALSE(s.ok()) << "'" << bad << "'";
+    EXPECT_NE(s.error().message.find("--seed takes a whole number"), std::string::npos) << s.error().message;
+    EXPECT_NE(s.error().message.find(std::string("'") + bad + "'"), std::string::npos)
+        << "the message quotes the value";
+  }
+  EXPECT_EQ(*parse_seed(seed_text(UINT64_MAX)), UINT64_MAX) << "seed_text and parse_seed round-trip";
+}
+
+}  // namespace
+}  // namespace ptxforge::task
