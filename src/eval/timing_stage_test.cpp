@@ -36,8 +36,10 @@ gpu::Outcome healthy(const gpu::Job& job) {
     gpu::SizeTiming st;
     st.size_set = "small";
     st.candidate.median_ms = 0.01;
+    st.candidate.min_ms = 0.009;
     st.candidate.trials = 40;
     st.reference.median_ms = 0.02;
+    st.reference.min_ms = 0.019;
     st.input_sets = 8;
     st.checked = {{5, 3, false, true, ""}, {12, 1, false, true, ""}, {33, 8, false, true, ""}, {40, 2, true, true, ""}};
     t.sizes.push_back(st);
