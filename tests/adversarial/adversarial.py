@@ -28,6 +28,12 @@ import tomllib
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 STAGES = ("check", "assemble", "verify", "sanitize", "time", "prove")
+# A cheat the harness neutralises instead of failing: the per-trial preamble (outputs
+# poisoned, scratch zeroed, .global variables restored, fresh inputs) leaves it nothing to
+# skip, so it must pass and be timed honestly: on no size set faster than HONEST_LIMIT x the
+# nvcc reference (its skipping would make it many times faster).
+HONEST = "honest"
+HONEST_LIMIT = 2.0
 KEYS = {"task", "class", "stage", "reason", "options", "description"}
 
 
@@ -44,8 +50,8 @@ class Kernel:
         self.task = e["task"]
         self.stages = [e["stage"]] if isinstance(e["stage"], str) else list(e["stage"])
         for s in self.stages:
-            if s not in STAGES:
-                raise SystemExit(f"{name}/expect.toml: stage '{s}' is not one of {', '.join(STAGES)}")
+            if s not in STAGES + (HONEST,):
+                raise SystemExit(f"{name}/expect.toml: stage '{s}' is not one of {', '.join(STAGES + (HONEST,))}")
         self.reason = re.compile(e["reason"])
         self.options = list(e["options"])
         self.cls = e["class"]
@@ -82,6 +88,8 @@ def judge_kernel(kernel, record):
     if record is None:
         return "-", "no run record (the run printed no JSON for it)", False, "missing"
     failed = failing_stage(record)
+    if HONEST in kernel.stages:
+        return judge_honest(record, failed)
     if failed is None:
         if not_on_gpu(record):
             return "-", record.get("verdict", ""), False, "not verified on a GPU"
@@ -92,6 +100,29 @@ def judge_kernel(kernel, record):
     if not kernel.reason.search(summary):
         return stage, summary, False, f"want /{kernel.reason.pattern}/"
     return stage, summary, True, ""
+
+
+def judge_honest(record, failed):
+    """A neutralised cheat: it passes, and no size set is timed faster than HONEST_LIMIT x nvcc."""
+    if failed is not None:
+        return failed[0], failed[1], False, "want: passed, timed honestly"
+    if not record.get("passed"):
+        return "-", record.get("verdict", ""), False, "want: passed, timed honestly"
+    sizes = (record.get("time") or {}).get("sizes", [])
+    if not sizes:
+        return "passed", "no timings", False, "want timings (run without --no-time)"
+    worst = []
+    for s in sizes:
+        cand = (s.get("candidate") or {}).get("median_ms", 0)
+        ref = (s.get("reference") or {}).get("median_ms", 0)
+        if cand <= 0 or ref <= 0:
+            return "passed", f"size set '{s.get('size_set')}' has no median", False, "want timings"
+        worst.append((ref / cand, s.get("size_set")))
+    speedup, where = max(worst)
+    summary = f"passed, timed honestly: at most {speedup:.2f}x nvcc ({where})"
+    if speedup > HONEST_LIMIT:
+        return "passed", summary, False, f"faster than {HONEST_LIMIT}x nvcc: it skipped work"
+    return HONEST, summary, True, ""
 
 
 def judge_solution(record):

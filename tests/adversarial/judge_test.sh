@@ -2,7 +2,7 @@
 # CPU test of run.sh's judging: a saved `ptxforge run --json` array (testdata/sample_run.json,
 # written to the shape eval/report.cpp prints) judged against the kernels' expect.toml files
 # must give exactly testdata/judge.expected (right stage and reason, wrong stage, wrong reason,
-# a kernel that passed, a missing record, a solution that passed and one that failed) and
+# a kernel that passed, a neutralised cheat timed honestly and one that failed instead, a missing record, a solution that passed and one that failed) and
 # exit 1.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
