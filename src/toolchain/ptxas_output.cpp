@@ -138,10 +138,12 @@ void parse_ptxas_output(std::string_view log, std::string_view source, AssembleR
     out.functions.back().name = std::string(name);
     return &out.functions.back();
   };
+  std::vector<std::string_view> linker_lines;
   for (auto raw : split(log, '\n')) {
     std::string_view line = trim(raw);
     // nvJitLink adds its linker's summary ("info    : Function properties for 'k':"); it
-    // describes the linked image, not what ptxas reported, so it is left out.
+    // describes the linked image, and is read only when ptxas's own report is absent.
+    if (starts_with(line, "info")) linker_lines.push_back(line);
     if (line.empty() || starts_with(line, "info")) continue;
     for (size_t at = line.find("(C"); at != std::string_view::npos; at = line.find("(C", at + 1))
       if (at + 7 <= line.size() && line[at + 6] == ')' && all_digits(line.substr(at + 2, 4)))
@@ -184,6 +186,30 @@ void parse_ptxas_output(std::string_view log, std::string_view source, AssembleR
       continue;
     }
     if (auto d = message_of(line, source)) out.diags.add(std::move(*d));
+  }
+  // Some nvJitLink builds print no ptxas report under -verbose, only the linker's summary:
+  //   info    : Function properties for 'k':
+  //   info    : used 8 registers, used 0 barriers, 0 stack, 0 bytes smem, 536 bytes cmem[0], 0 bytes lmem
+  if (out.functions.empty()) {
+    current = nullptr;
+    for (std::string_view line : linker_lines) {
+      if (size_t at = line.find("Function properties for "); at != std::string_view::npos) {
+        current = function_named(quoted(line, at));
+        continue;
+      }
+      if (current && line.find(" registers") != std::string_view::npos) {
+        std::string_view rest = line.substr(line.find(':') + 1);
+        current->registers = number_after(rest, "used ").value_or(0);
+        if (size_t b = rest.find(", used "); b != std::string_view::npos)
+          current->barriers = number_after(rest.substr(b), ", used ").value_or(0);
+        current->stack_frame = number_before(rest, " stack").value_or(0);
+        current->shared_bytes = number_before(rest, " bytes smem").value_or(0);
+        current->local_bytes = number_before(rest, " bytes lmem").value_or(0);
+        current->const_bytes = 0;
+        for (size_t at = rest.find(" bytes cmem["); at != std::string_view::npos; at = rest.find(" bytes cmem[", at + 1))
+          current->const_bytes += number_ending_at(rest, at).value_or(0);
+      }
+    }
   }
   out.diags.sort_by_location();  // the JIT log is not in line order
 }

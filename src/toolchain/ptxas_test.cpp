@@ -58,6 +58,33 @@ TEST(PtxasOutput, OptimisedDebuggingGetsAHint) {
   EXPECT_NE(r.diags.list()[0].hint.find("-O0"), std::string::npos);
 }
 
+// Some nvJitLink builds answer -verbose with the linker's summary alone (seen with CUDA 13.0
+// on an H200): the resources come from it then, not from an empty list.
+TEST(PtxasOutput, LinkerSummaryAloneGivesTheResources) {
+  AssembleResult r;
+  parse_ptxas_output("info    : 0 bytes gmem\ninfo    : Function properties for 'k':\n"
+                     "info    : used 8 registers, used 1 barriers, 16 stack, 1024 bytes smem, 536 bytes cmem[0], "
+                     "8 bytes lmem\n",
+                     "", r);
+  ASSERT_EQ(r.functions.size(), 1u);
+  EXPECT_EQ(r.functions[0].name, "k");
+  EXPECT_EQ(r.functions[0].registers, 8);
+  EXPECT_EQ(r.functions[0].barriers, 1);
+  EXPECT_EQ(r.functions[0].stack_frame, 16);
+  EXPECT_EQ(r.functions[0].shared_bytes, 1024);
+  EXPECT_EQ(r.functions[0].const_bytes, 536);
+  EXPECT_EQ(r.functions[0].local_bytes, 8);
+  EXPECT_TRUE(r.diags.list().empty());
+  // With ptxas's own report present, the linker's summary is not read.
+  AssembleResult both;
+  parse_ptxas_output("ptxas info    : Compiling entry function 'k' for 'sm_90a'\n"
+                     "ptxas info    : Used 12 registers, used 0 barriers, 0 bytes smem, 536 bytes cmem[0]\n"
+                     "info    : Function properties for 'k':\ninfo    : used 99 registers, used 0 barriers, 0 stack\n",
+                     "", both);
+  ASSERT_EQ(both.functions.size(), 1u);
+  EXPECT_EQ(both.functions[0].registers, 12);
+}
+
 TEST(Ptxas, AssemblesAndReportsResources) {
   if (!have_ptxas()) GTEST_SKIP() << "ptxas not installed";
   auto r = assemble_with_ptxas(kGood, {});
