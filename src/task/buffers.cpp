@@ -9,16 +9,14 @@
 #include <vector>
 #include <fmt/format.h>
 
+#include "task/seeds.h"
+
 namespace ptxforge::task {
 
 namespace {
 // Counter-based: element i's value depends only on (seed, stream, i), so the buffer can be
 // filled by many threads and still come out the same everywhere.
-uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+uint64_t mix(uint64_t z) { return mix64(z); }
 double unit(uint64_t bits) { return static_cast<double>(bits >> 11) * (1.0 / 9007199254740992.0); }
 
 // The unstructured draw of a base form.

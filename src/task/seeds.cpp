@@ -9,11 +9,7 @@
 namespace ptxforge::task {
 
 namespace {
-uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+uint64_t mix(uint64_t z) { return mix64(z); }
 
 // One odd constant per use (the digits of pi, 64 bits at a time, made odd), so that the
 // streams of two uses never start from the same state for the same base.

@@ -30,6 +30,12 @@ enum class SeedUse : uint64_t {
   round,       // a = sample, b = round: a compile round's base seed under --seed
 };
 
+// The splitmix64 finalizer: a bijection of 64-bit values that mixes every bit into every other.
+inline uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
 uint64_t splitmix64(uint64_t x);
 uint64_t derive_seed(uint64_t base, SeedUse use, uint64_t a = 0, uint64_t b = 0);
 // The `a` of a derivation for a size set: its name's FNV-1a hash.

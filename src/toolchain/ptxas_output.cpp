@@ -85,6 +85,14 @@ std::optional<int> number_after(std::string_view line, std::string_view prefix) 
   return to_int(rest.substr(0, n));
 }
 
+// The constant-bank bytes of a resource line, all banks together ("536 bytes cmem[0], 8 bytes cmem[2]").
+int constant_bytes(std::string_view line) {
+  int total = 0;
+  for (size_t at = line.find(" bytes cmem["); at != std::string_view::npos; at = line.find(" bytes cmem[", at + 1))
+    total += number_ending_at(line, at).value_or(0);
+  return total;
+}
+
 // The first '...'-quoted word at or after `from`.
 std::string_view quoted(std::string_view s, size_t from) {
   if (from == std::string_view::npos) return {};
@@ -175,9 +183,7 @@ void parse_ptxas_output(std::string_view log, std::string_view source, AssembleR
       current->shared_bytes = number_before(line, " bytes smem").value_or(0);
       current->local_bytes = number_before(line, " bytes lmem").value_or(0);
       current->cumulative_stack = number_before(line, " bytes cumulative stack size").value_or(0);
-      current->const_bytes = 0;
-      for (size_t at = line.find(" bytes cmem["); at != std::string_view::npos; at = line.find(" bytes cmem[", at + 1))
-        current->const_bytes += number_ending_at(line, at).value_or(0);
+      current->const_bytes = constant_bytes(line);
       continue;
     }
     if (current && line.find("Compile time = ") != std::string_view::npos) {
@@ -205,9 +211,7 @@ void parse_ptxas_output(std::string_view log, std::string_view source, AssembleR
         current->stack_frame = number_before(rest, " stack").value_or(0);
         current->shared_bytes = number_before(rest, " bytes smem").value_or(0);
         current->local_bytes = number_before(rest, " bytes lmem").value_or(0);
-        current->const_bytes = 0;
-        for (size_t at = rest.find(" bytes cmem["); at != std::string_view::npos; at = rest.find(" bytes cmem[", at + 1))
-          current->const_bytes += number_ending_at(rest, at).value_or(0);
+        current->const_bytes = constant_bytes(rest);
       }
     }
   }
