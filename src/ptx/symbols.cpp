@@ -39,6 +39,7 @@ const SymbolInfo* Scope::add_range(std::string_view prefix, uint32_t count, Symb
   // A second range of the same prefix clashes whatever the counts (ptxas: "Duplicate
   // definition of variable '%r<'"), and so does an earlier %r3 inside the new range; an
   // earlier %r0 does not (ptxas 13.0 accepts '.reg .b32 %r0; .reg .b32 %r<4>;').
+  ranges_.reserve(ranges_.size() + 1);  // the push below must not move the clash we return
   const SymbolInfo* clash = nullptr;
   for (auto& r : ranges_)
     if (r.prefix == prefix) clash = &r.info;
