@@ -4,6 +4,7 @@
 #include "eval/sanitize.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include <fstream>
@@ -138,7 +139,8 @@ TEST(SanitizerLog, Verdicts) {
 class SanitizeStage : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "/sanitize-" + std::to_string(counter_++);
+    // One folder per process and test: ctest runs these tests side by side, each in its own process.
+    dir_ = ::testing::TempDir() + "/sanitize-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++);
     (void)run_process({"/bin/rm", "-rf", dir_}, std::chrono::seconds(10));
     (void)run_process({"/bin/mkdir", "-p", dir_}, std::chrono::seconds(10));
     std::string script = R"(#!/bin/sh
