@@ -125,6 +125,19 @@ const IsaFamily* find_family(std::string_view opcode, const List<Text>& mods, si
 }
 
 namespace {
+// Whether `ins`'s modifiers from `i` on spell `mods`: one modifier (".bf16") or a run of them
+// (".shared::cta.global": a destination space followed by its source).
+bool modifiers_at(const Instruction& ins, size_t i, std::string_view mods) {
+  while (!mods.empty()) {
+    size_t next = mods.find('.', 1);
+    std::string_view one = mods.substr(0, next);
+    if (i >= ins.mods.size() || ins.mods[i] != one) return false;
+    ++i;
+    mods = next == std::string_view::npos ? std::string_view{} : mods.substr(next);
+  }
+  return true;
+}
+
 // The requirements `ins` adds to its family's own: forms and modifiers with rows of their own.
 // Appends them to `out`, or, when `out` is null, only says whether there are any.
 bool extra_requirements(const Instruction& ins, const IsaFamily& f, const FamilyRules& rules, size_t consumed,
@@ -138,7 +151,7 @@ bool extra_requirements(const Instruction& ins, const IsaFamily& f, const Family
   }
   for (const IsaOverride* o : rules.overrides) {
     for (size_t i = consumed; i < ins.mods.size(); ++i)
-      if (ins.mods[i] == o->modifier) {
+      if (modifiers_at(ins, i, o->modifier)) {
         if (!out) return true;
         any = true;
         auto targets = parse_target_list(o->min_target);

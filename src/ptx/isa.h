@@ -40,7 +40,7 @@ struct IsaFamily {
 // A later addition to a family: using `modifier` needs a newer version or target.
 struct IsaOverride {
   std::string_view family;
-  std::string_view modifier;    // ".bf16", ".multicast::cluster"
+  std::string_view modifier;    // ".bf16", ".multicast::cluster"; a run: ".shared::cta.global"
   PtxVersion min_ptx;
   std::string_view min_target;
   std::string_view example;

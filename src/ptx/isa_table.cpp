@@ -271,7 +271,7 @@ static const std::vector<IsaOverride> kOverrides = {
   {"fence", ".mbarrier_init", {8,0}, "sm_90", "fence.mbarrier_init.release.cluster;"},
   {"fence", ".cluster", {7,8}, "sm_90", "fence.acq_rel.cluster;"},
   {"fence", ".tensormap::generic", {8,3}, "sm_90", "fence.proxy.tensormap::generic.acquire.gpu [%rd1], 128;"},
-  {"cp.async.bulk.tensor", ".shared::cta", {8,6}, "sm_90", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes [smem], [%rd1, {%r1}], [smem+1024];"},
+  {"cp.async.bulk.tensor", ".shared::cta.global", {8,6}, "sm_90", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes [smem], [%rd1, {%r1}], [smem+1024];"},
   {"mbarrier.arrive", ".expect_tx", {8,0}, "sm_90", "mbarrier.arrive.expect_tx.shared.b64 %rd1, [smem], 16;"},
   {"mbarrier.arrive", ".shared::cluster", {8,0}, "sm_90", "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r1];"},
   {"mbarrier.test_wait", ".parity", {7,1}, "sm_80", "mbarrier.test_wait.parity.shared.b64 %p1, [smem], %r1;"},

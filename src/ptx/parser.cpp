@@ -104,6 +104,7 @@ class Parser {
   Directive parse_header_directive();
   Directive parse_words_until_semicolon(Token name);
   Directive parse_loc(Token name);
+  void stray_semicolon();
   Directive parse_file(Token name);
   Directive parse_section(Token name);
   Directive parse_perf_directive(Token name);
@@ -287,7 +288,7 @@ void Parser::parse_top_item(Building<TopItem>& items) {
     return;
   }
   if (t.is(';')) {
-    take();
+    stray_semicolon();
     return;
   }
   if (t.kind != Tok::directive) {
@@ -352,6 +353,14 @@ Directive Parser::parse_words_until_semicolon(Token name) {
   return d;
 }
 
+// ptxas has no empty statement: a ';' that ends nothing is a syntax error to it, also after
+// .loc and .file, which end at the end of their line.
+void Parser::stray_semicolon() {
+  error_at(peek(), "stray ';': PTX has no empty statement",
+           "delete it; .loc and .file end at the end of their line, without ';'");
+  take();
+}
+
 Directive Parser::parse_loc(Token name) {
   Directive d{name.text, {}, {}, name.loc, {}};
   Building<Text> args(words_);
@@ -366,23 +375,40 @@ Directive Parser::parse_loc(Token name) {
     }
     args.push(take().text);
   }
-  while (peek().is(',')) {
+  // The optional part, as ptxas takes it: both clauses, in this order, or neither.
+  if (!peek().is(',')) return done();
+  const char* form = ".loc's inlining part reads ', function_name <label>[+<offset>], inlined_at <file> <line> <column>'";
+  args.push(take().text);
+  if (peek().kind != Tok::ident || peek().text != "function_name") {
+    error_at(peek(), fmt::format("expected function_name after ',' in .loc, found {}", unexpected(peek())), form);
+    return done();
+  }
+  args.push(take().text);
+  if (peek().kind != Tok::ident) {
+    error_at(peek(), fmt::format("expected the function's name label after function_name, found {}", unexpected(peek())), form);
+    return done();
+  }
+  args.push(take().text);
+  if (peek().is('+') && peek_next().kind == Tok::integer) {
     args.push(take().text);
-    if (peek().kind != Tok::ident) {
-      error_at(peek(), "expected function_name or inlined_at after ',' in .loc");
+    args.push(take().text);
+  }
+  if (!peek().is(',')) {
+    error_at(peek(), fmt::format("expected ', inlined_at' after function_name in .loc, found {}", unexpected(peek())), form);
+    return done();
+  }
+  args.push(take().text);
+  if (peek().kind != Tok::ident || peek().text != "inlined_at") {
+    error_at(peek(), fmt::format("expected inlined_at after function_name in .loc, found {}", unexpected(peek())), form);
+    return done();
+  }
+  args.push(take().text);
+  for (int i = 0; i < 3; ++i) {
+    if (peek().kind != Tok::integer) {
+      error_at(peek(), fmt::format("inlined_at takes file, line and column numbers, found {}", unexpected(peek())), form);
       return done();
     }
-    Token kw = take();
-    args.push(kw.text);
-    if (kw.text == "inlined_at") {
-      for (int i = 0; i < 3 && peek().kind == Tok::integer; ++i) args.push(take().text);
-    } else {
-      if (peek().kind == Tok::ident) args.push(take().text);
-      while (peek().is('+') && peek_next().kind == Tok::integer) {
-        args.push(take().text);
-        args.push(take().text);
-      }
-    }
+    args.push(take().text);
   }
   return done();
 }
@@ -696,8 +722,8 @@ bool Parser::parse_statement(Building<Statement>& b, int depth) {
     return true;
   }
   if (t.is(';')) {
-    take();
-    return true;
+    stray_semicolon();
+    return false;
   }
   if (t.kind == Tok::bad) {
     take();

@@ -147,6 +147,37 @@ TEST(Parser, DwarfLineInsideADirectiveIsAnError) {
   expect_round_trip("@@DWARF .byte 1, 2\n.version 8.0\n");  // at module level it stays a line of its own
 }
 
+// ptxas takes `.loc f l c` or `.loc f l c, function_name L[+n], inlined_at f l c`, nothing
+// between (each form below was tried with ptxas 13.0). .loc has no ';', so a lenient parse
+// would read the next line's first word as a name and print something that parses otherwise.
+TEST(Parser, LocTakesOnlyTheFormsPtxasTakes) {
+  expect_round_trip(".version 8.0\n.target sm_90\n.entry k()\n{\n\t.loc 1 5 0, function_name $L__info+2, inlined_at 1 2 3\n"
+                    "$L__tmp14:\n\t.loc 1 6 0\n\tret;\n}\n");
+  for (const char* tail : {", %r3", ", function_name", ", function_name foo", ", inlined_at 1 2 3",
+                           ", function_name foo, inlined_at 1 2", ", function_name foo inlined_at 1 2 3"}) {
+    std::string text = std::string(".version 8.0\n.target sm_90\n.entry k()\n{\n\t.loc 1 5 0") + tail + "\n\tret;\n}\n";
+    Diagnostics d;
+    parse(text, d);
+    ASSERT_GE(d.error_count(), 1u) << tail;
+    // At the .loc, or (as ptxas reports it) at the token after it where a clause is cut short.
+    EXPECT_TRUE(d.list()[0].loc.line == 5u || d.list()[0].loc.line == 6u) << tail;
+    EXPECT_NE(d.list()[0].hint.find("function_name <label>"), std::string::npos) << tail;
+  }
+}
+
+// ptxas 13.0 rejects each of these with "Parsing error near ';'".
+TEST(Parser, AStraySemicolonIsAnError) {
+  for (const char* text : {".version 8.0\n.target sm_90\n.entry k()\n{\n\tret;;\n}\n",
+                           ".version 8.0\n.target sm_90\n.entry k()\n{\n\t.loc 1 6 0;\n\tret;\n}\n",
+                           ".version 8.0\n.target sm_90\n.entry k()\n{\n\t{ ret; };\n}\n",
+                           ".version 8.0\n.target sm_90\n.global .u32 g;;\n", ".version 8.0\n.target sm_90\n.file 1 \"a.cu\";\n"}) {
+    Diagnostics d;
+    parse(text, d);
+    ASSERT_EQ(d.error_count(), 1u) << text;
+    EXPECT_EQ(d.list()[0].message, "stray ';': PTX has no empty statement") << text;
+  }
+}
+
 TEST(Parser, ErrorsInsideASectionAreReportedOnTheirLine) {
   Diagnostics d;
   parse(".version 8.0\n.target sm_90\n.section .debug_info\n{\n.b8 1,2\n.b8 3,4\n.b8 5,1abc\n.b8 6 \xff\n}\n", d);
