@@ -136,6 +136,15 @@ std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Ha
   for (auto& p : r.proofs)
     if (!p.in_ptx) missing.push_back(p.family);
   if (!missing.empty()) out += fmt::format("## Missing required instructions\nThe task requires {}.\n\n", fmt::join(missing, ", "));
+  std::vector<std::string> dropped;
+  for (auto& p : r.proofs)
+    if (p.in_ptx && p.in_sass == false)
+      dropped.push_back(fmt::format("{} (ptxas emitted none of {})", p.family, fmt::join(p.sass_opcodes, ", ")));
+  if (!dropped.empty())
+    out += fmt::format("## Required instructions that ptxas removed\n{} occur in your PTX but not in the machine code: "
+                       "ptxas deletes instructions that can never run or whose results are never used. Make them do "
+                       "the kernel's work.\n\n",
+                       fmt::join(dropped, "; "));
   if (r.diagnostics.warning_count() > 0 && r.diagnostics.error_count() == 0) {
     SourceText src("candidate.ptx", r.source_text);
     Diagnostics warnings;

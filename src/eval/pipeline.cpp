@@ -275,19 +275,6 @@ StageResult time(StageContext& ctx) {
   return result(StageStatus::passed, summary);
 }
 
-// prove (static): every required instruction family occurs in the PTX.
-StageResult prove(StageContext& ctx) {
-  RunRecord& r = ctx.record;
-  r.proofs = prove_in_ptx(ctx.candidate.ptx, ctx.task.required_instructions);
-  std::vector<std::string> missing;
-  for (auto& p : r.proofs)
-    if (!p.in_ptx) missing.push_back(p.family);
-  if (ctx.task.required_instructions.empty()) return result(StageStatus::passed, "no required instructions");
-  if (missing.empty())
-    return result(StageStatus::passed, fmt::format("all {} required instruction families occur in the PTX", r.proofs.size()));
-  return result(StageStatus::failed, fmt::format("missing from the PTX: {}", fmt::join(missing, ", ")));
-}
-
 const std::vector<Stage>& stage_table() {
   static const std::vector<Stage> table = {
       {StageId::check, check},
@@ -295,34 +282,9 @@ const std::vector<Stage>& stage_table() {
       {StageId::verify, verify},
       {StageId::sanitize, sanitize, [](const RunOptions& o) { return o.sanitize; }},
       {StageId::time, time},
-      {StageId::prove, prove, nullptr, /*after_stop=*/true, /*timed=*/false},
+      {StageId::prove, prove, nullptr, /*after_stop=*/true},
   };
   return table;
-}
-
-std::vector<InstructionProof> prove_in_ptx(const std::string& ptx, const std::vector<std::string>& families) {
-  std::vector<InstructionProof> out;
-  for (auto& f : families) out.push_back({f, false, 0, std::nullopt, std::nullopt});
-  if (families.empty()) return out;
-  Diagnostics diags;
-  ptx::Module m = ptx::parse(ptx, diags);
-  for (auto& item : m.items) {
-    auto* fn = std::get_if<ptx::Function>(&item.node);
-    if (!fn || !fn->body) continue;
-    ptx::for_each_statement(*fn->body, [&](const ptx::Statement& s) {
-      auto* ins = std::get_if<ptx::Instruction>(&s.node);
-      if (!ins) return;
-      std::string full = ins->full_opcode();
-      for (auto& p : out) {
-        bool match = starts_with(full, p.family) && (full.size() == p.family.size() || full[p.family.size()] == '.');
-        if (match) {
-          p.in_ptx = true;
-          ++p.ptx_count;
-        }
-      }
-    });
-  }
-  return out;
 }
 
 namespace {

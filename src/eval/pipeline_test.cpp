@@ -274,7 +274,7 @@ TEST_F(PipelineTest, StagesRunInTableOrderAndTheHooksSeeEach) {
   EXPECT_EQ(order, (std::vector<std::string>{"check", "assemble", "verify", "time", "prove"}));
   EXPECT_EQ(seen, (std::vector<std::string>{"before check", "after check", "before assemble", "after assemble", "before verify",
                                             "after verify", "before time", "after time", "before prove", "after prove"}));
-  EXPECT_EQ(r.find_stage(StageId::prove)->seconds, 0) << "prove is shown without a time";
+  EXPECT_GT(r.find_stage(StageId::prove)->seconds, 0) << "prove disassembles the cubin, and its time is shown";
   EXPECT_GT(r.find_stage(StageId::assemble)->seconds, 0);
   EXPECT_NE(r.find_stage(StageId::verify)->summary.find("2 cases passed (1 on held-back sizes)"), std::string::npos);
   ASSERT_NE(gpu.last(gpu::JobKind::time), nullptr);

@@ -39,13 +39,16 @@ struct StageResult {
   const std::string& text(Audience a) const { return a == Audience::model && held_back ? model_summary : summary; }
 };
 
-// Evidence that a required instruction family is really there. `in_ptx` is the static
-// proof; `in_sass` and `executed` stay unset until those proofs exist.
+// Evidence that a required instruction family is really there: in the PTX, in the SASS
+// ptxas emitted (unset when no disassembler ran or the family has no SASS row), and executed
+// on the GPU (unset until that proof ran).
 struct InstructionProof {
   std::string family;
   bool in_ptx = false;
   int ptx_count = 0;
   std::optional<bool> in_sass, executed;
+  std::vector<std::string> sass_opcodes;  // the opcodes that would prove it ("HGMMA", ...)
+  int sass_count = 0;                     // how many of them the listing holds
 };
 
 // What the physical-limit gate held the timings to, and what each shown size set achieved.
@@ -69,6 +72,7 @@ struct RunRecord {
   std::optional<gpu::GuardMode> guard;  // how verify placed the candidate's buffers
   std::string guard_note;               // why there were no guard pages, when there were none
   std::vector<InstructionProof> proofs;
+  std::string sass_note;  // the disassembler the SASS proof used, or why it is unavailable
   std::optional<PhysicalLimits> limits;  // when the time stage judged timings
   std::vector<std::string> flags;       // results let through by --allow-suspicious, ...
   bool gpu_verified = false;            // verify passed on a real GPU

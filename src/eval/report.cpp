@@ -82,6 +82,16 @@ std::string render_report_text(const RunRecord& r, bool color) {
                            f.shared_bytes, f.spill_stores, f.spill_loads);
     out += "\n";
   }
+  if (!r.proofs.empty()) {
+    out += "\n  required instructions (in the PTX; in the SASS, by opcode; executed):\n";
+    auto yes_no = [](const std::optional<bool>& b) { return b ? (*b ? "yes" : "NO") : "-"; };
+    for (auto& p : r.proofs) {
+      std::string sass = p.sass_opcodes.empty() ? "-" : fmt::format("{} ({})", yes_no(p.in_sass), p.sass_count);
+      out += fmt::format("    {:<24} ptx {} ({})  sass {}  executed {}\n", p.family, p.in_ptx ? "yes" : "NO", p.ptx_count,
+                         sass, yes_no(p.executed));
+    }
+    if (!r.sass_note.empty()) out += fmt::format("    SASS from: {}\n", r.sass_note);
+  }
   if (r.guard == gpu::GuardMode::canary)
     out += fmt::format("  {}\n", paint("note: no guard pages, canaries only: " + r.guard_note, "33", color));
   for (auto& f : r.flags) out += fmt::format("  {}\n", paint("flag: " + f, "33", color));
@@ -145,9 +155,12 @@ std::string render_report_json(const RunRecord& r) {
   for (auto& p : r.proofs) {
     json pj = {{"family", p.family}, {"in_ptx", p.in_ptx}, {"ptx_count", p.ptx_count}};
     pj["in_sass"] = p.in_sass ? json(*p.in_sass) : json(nullptr);
+    pj["sass_opcodes"] = p.sass_opcodes;
+    pj["sass_count"] = p.sass_count;
     pj["executed"] = p.executed ? json(*p.executed) : json(nullptr);
     j["proofs"].push_back(pj);
   }
+  if (!r.sass_note.empty()) j["sass_note"] = r.sass_note;
   j["flags"] = r.flags;
   return j.dump(2, ' ', false, json::error_handler_t::replace);
 }

@@ -15,6 +15,7 @@
 #include "eval/record.h"
 #include "gpu/worker.h"
 #include "task/task_spec.h"
+#include "toolchain/sass.h"
 
 namespace ptxforge::eval {
 
@@ -61,11 +62,11 @@ struct Stage {
   // Runs only when this says so (sanitize: with --sanitize); such a stage is listed in the
   // record only when it ran. nullptr: always listed, "not run" until it runs.
   bool (*wanted)(const RunOptions&) = nullptr;
-  // Runs even after the flow stopped, once the candidate is assembled: prove reads only the
-  // PTX, so its verdict is known when the GPU stages could not run.
+  // Runs even after the flow stopped, once the candidate is assembled: prove reads the PTX
+  // and the cubin, so its verdict is known when the GPU stages could not run.
   bool after_stop = false;
-  // Its time goes into the record. Prove is all but free and is shown without one; a skipped
-  // stage sets its own time (verify without a GPU still built the reference).
+  // Its time goes into the record. A skipped stage sets its own time (verify without a GPU
+  // still built the reference).
   bool timed = true;
 };
 
@@ -87,5 +88,7 @@ StageResult prove(StageContext& ctx);
 
 // The required instruction families and how often each occurs in the PTX.
 std::vector<InstructionProof> prove_in_ptx(const std::string& ptx, const std::vector<std::string>& families);
+// Fills in_sass, sass_opcodes and sass_count from a listing of the candidate's cubin.
+void prove_in_sass(const toolchain::SassListing& listing, std::vector<InstructionProof>& proofs);
 
 }  // namespace ptxforge::eval
