@@ -145,6 +145,14 @@ std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Ha
                        "ptxas deletes instructions that can never run or whose results are never used. Make them do "
                        "the kernel's work.\n\n",
                        fmt::join(dropped, "; "));
+  std::vector<std::string> idle;
+  for (auto& p : r.proofs)
+    if (p.executed == false) idle.push_back(p.family);
+  if (!idle.empty())
+    out += fmt::format("## Required instructions that never ran\n{} {} in the machine code, but a copy of your kernel with a "
+                       "counter before each of them counted no warp reaching them on any test case. Put them on the path "
+                       "that computes the result.\n\n",
+                       fmt::join(idle, ", "), idle.size() == 1 ? "is" : "are");
   if (r.diagnostics.warning_count() > 0 && r.diagnostics.error_count() == 0) {
     SourceText src("candidate.ptx", r.source_text);
     Diagnostics warnings;

@@ -1,12 +1,17 @@
-// The prove stage: a task's required instruction families must be in the candidate's PTX and
-// in the SASS ptxas made of it. Text alone proves little: a `wgmma` behind a branch that can
-// never be taken is in the PTX, but ptxas drops it, and the listing then lacks HGMMA. Where no
-// disassembler is installed the stage says "SASS proof unavailable" in its verdict.
+// The prove stage: a task's required instruction families must be in the candidate's PTX, in
+// the SASS ptxas made of it, and executed on the GPU. Text alone proves little: a `wgmma`
+// behind a branch that can never be taken is in the PTX, but ptxas drops it, and the listing
+// then lacks HGMMA; one behind a branch on a runtime value stays in the SASS, but no warp runs
+// it, and the instrumented copy's counter for it stays at zero. Where no disassembler is
+// installed the stage says "SASS proof unavailable"; where no GPU verified the candidate, that
+// execution was not proven.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "eval/stages.h"
+#include "ptx/instrument.h"
 #include "ptx/parser.h"
+#include "toolchain/ptxas.h"
 #include "toolchain/sass.h"
 #include "util/text.h"
 
@@ -58,6 +63,84 @@ StageResult verdict(StageStatus s, std::string summary) {
   return r;
 }
 
+// A failed executed proof: `model` is the same without the names of held-back size sets.
+struct ExecutedProblem {
+  std::string person, model;
+};
+
+// The executed proof: a copy of the candidate with a counter before every instruction of a
+// required family (ptx/instrument.h), assembled like the candidate and run once over the
+// verify cases (one seed). It must still verify; its counters fill p.executed.
+std::optional<ExecutedProblem> prove_executed(StageContext& ctx) {
+  RunRecord& r = ctx.record;
+  const auto& families = ctx.task.required_instructions;
+  auto plain = [](std::string s) { return ExecutedProblem{s, s}; };
+  auto inst = ptx::instrument_executed(ctx.candidate.ptx, ctx.candidate.module, families);
+  if (!inst) return plain("cannot count executions: " + inst.error().message);
+  std::string ptx_path = ctx.work_dir + "/instrumented.ptx", cubin_path = ctx.work_dir + "/instrumented.cubin";
+  if (auto s = write_file(ptx_path, inst->ptx); !s) return plain(s.error().message);
+  toolchain::AssembleOptions aopts;
+  aopts.arch = r.arch;
+  aopts.source_name = ptx_path;
+  auto asmr = toolchain::assemble(inst->ptx, aopts);
+  if (!asmr) return plain("the copy with execution counters does not assemble: " + asmr.error().message);
+  if (!asmr->ok) {
+    std::string first = asmr->diags.list().empty() ? "ptxas failed" : asmr->diags.list().front().message;
+    return plain("the copy with execution counters does not assemble: " + first);
+  }
+  if (auto s = write_file(cubin_path, asmr->cubin); !s) return plain(s.error().message);
+
+  gpu::Job job = *ctx.job;
+  job.kind = gpu::JobKind::verify;
+  job.candidate_cubin = cubin_path;
+  job.seeds = 1;
+  job.executed_slots = static_cast<int>(families.size());
+  gpu::Outcome out = ctx.worker.run(job, ctx.opts.verify_timeout);
+  if (out.failure) {
+    ExecutedProblem p;
+    p.person = fmt::format("the copy with execution counters failed on the GPU: {}: {}{}", to_string(out.failure->kind),
+                           out.failure->message, out.failure->where.empty() ? "" : " (" + out.failure->where + ")");
+    p.model = out.failure->held_back ? fmt::format("the copy with execution counters failed on the GPU: {} (on a held-back size)",
+                                                   to_string(out.failure->kind))
+                                     : p.person;
+    return p;
+  }
+  if (!out.verify || out.verify->cases.empty()) return plain("the copy with execution counters returned no cases");
+  for (auto& c : out.verify->cases)
+    if (!c.pass) {
+      std::string why = c.problems.empty() ? "wrong results" : c.problems.front();
+      for (auto& o : c.outputs)
+        if (!o.pass && c.problems.empty()) why = fmt::format("'{}' has {} of {} elements wrong", o.output, o.mismatches, o.count);
+      ExecutedProblem p;
+      p.person = fmt::format("the copy with execution counters does not verify (size set '{}'{}): {}; the counters change "
+                             "no thread's path, so the kernel depends on something they disturb (timing, a race)",
+                             c.size_set, c.shown ? "" : ", held back", why);
+      p.model = c.shown ? p.person
+                        : "the copy with execution counters does not verify on a held-back size; the counters change no "
+                          "thread's path, so the kernel depends on something they disturb (timing, a race)";
+      return p;
+    }
+  if (out.verify->executed.size() != families.size())
+    return plain(fmt::format("the worker returned {} execution counters for {} families", out.verify->executed.size(),
+                             families.size()));
+  for (size_t i = 0; i < families.size(); ++i) {
+    r.proofs[i].executed = out.verify->executed[i] > 0;
+    r.proofs[i].executed_warps = out.verify->executed[i];
+  }
+  r.executed_note = fmt::format("counted in an instrumented copy over {}", out.verify->cases.size() == 1 ? std::string("1 case")
+                                                                                    : fmt::format("{} cases", out.verify->cases.size()));
+  return std::nullopt;
+}
+
+StageResult failed(ExecutedProblem p) {
+  StageResult s = verdict(StageStatus::failed, std::move(p.person));
+  if (p.model != s.summary) {
+    s.held_back = true;
+    s.model_summary = std::move(p.model);
+  }
+  return s;
+}
+
 }  // namespace
 
 StageResult prove(StageContext& ctx) {
@@ -70,33 +153,54 @@ StageResult prove(StageContext& ctx) {
     if (!p.in_ptx) missing.push_back(p.family);
   if (!missing.empty()) return verdict(StageStatus::failed, fmt::format("missing from the PTX: {}", fmt::join(missing, ", ")));
 
+  // In the SASS.
+  std::string where;
   auto cubin = read_file(ctx.candidate.cubin_path);
   Result<toolchain::SassListing> listing = cubin ? toolchain::disassemble(*cubin) : Result<toolchain::SassListing>(cubin.error());
   if (!listing) {
     r.sass_note = "SASS proof unavailable: " + listing.error().message;
-    return verdict(StageStatus::passed, fmt::format("all {} required instruction families occur in the PTX; {}",
-                                                    r.proofs.size(), r.sass_note));
+    where = fmt::format("occur in the PTX ({})", r.sass_note);
+  } else {
+    r.sass_note = listing->tool;
+    prove_in_sass(*listing, r.proofs);
+    std::vector<std::string> dropped, unmapped;
+    for (auto& p : r.proofs) {
+      if (!p.in_sass) unmapped.push_back(p.family);
+      else if (!*p.in_sass)
+        dropped.push_back(fmt::format("{} (none of {})", p.family, fmt::join(p.sass_opcodes, ", ")));
+    }
+    if (!dropped.empty())
+      return verdict(StageStatus::failed,
+                     fmt::format("in the PTX but not in the SASS ptxas emitted: {}; ptxas removes code that can never run "
+                                 "or whose results are never used",
+                                 fmt::join(dropped, "; ")));
+    where = unmapped.empty() ? fmt::format("occur in the PTX and the SASS ({})", listing->tool)
+                             : fmt::format("occur in the PTX and the SASS ({}; {} by no SASS opcode)", listing->tool,
+                                           fmt::join(unmapped, ", "));
   }
-  r.sass_note = listing->tool;
-  prove_in_sass(*listing, r.proofs);
-  std::vector<std::string> dropped, unmapped;
-  for (auto& p : r.proofs) {
-    if (!p.in_sass) unmapped.push_back(p.family);
-    else if (!*p.in_sass)
-      dropped.push_back(fmt::format("{} (none of {})", p.family, fmt::join(p.sass_opcodes, ", ")));
+
+  // Executed.
+  if (!r.gpu_verified || !ctx.job) {
+    r.executed_note = "execution not proven: the candidate was not verified on a GPU";
+    return verdict(StageStatus::passed,
+                   fmt::format("all {} required instruction families {}; {}", r.proofs.size(), where, r.executed_note));
   }
-  if (!dropped.empty())
+  if (auto problem = prove_executed(ctx)) {
+    r.executed_note = problem->person;
+    return failed(std::move(*problem));
+  }
+  std::vector<std::string> idle;
+  for (auto& p : r.proofs)
+    if (!p.executed.value_or(false))
+      idle.push_back(fmt::format("{} {}", p.family, p.in_sass == true ? "is in the SASS but never executed"
+                                                                     : "is in the PTX but never executed"));
+  if (!idle.empty())
     return verdict(StageStatus::failed,
-                   fmt::format("in the PTX but not in the SASS ptxas emitted: {}; ptxas removes code that can never run "
-                               "or whose results are never used",
-                               fmt::join(dropped, "; ")));
-  std::string summary = fmt::format("all {} required instruction families occur in the PTX and the SASS ({})",
-                                    r.proofs.size(), listing->tool);
-  if (!unmapped.empty())
-    summary = fmt::format("all {} required instruction families occur in the PTX; in the SASS ({}) too, but for {}, "
-                          "which no SASS opcode identifies",
-                          r.proofs.size(), listing->tool, fmt::join(unmapped, ", "));
-  return verdict(StageStatus::passed, summary);
+                   fmt::format("{}: the instrumented copy counted no warp running it on any verify case", fmt::join(idle, "; ")));
+  std::vector<std::string> counts;
+  for (auto& p : r.proofs) counts.push_back(fmt::format("{} {}", p.family, p.executed_warps));
+  return verdict(StageStatus::passed, fmt::format("all {} required instruction families {} and executed (warp executions: {})",
+                                                  r.proofs.size(), where, fmt::join(counts, ", ")));
 }
 
 }  // namespace ptxforge::eval

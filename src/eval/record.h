@@ -3,6 +3,7 @@
 // executed instructions) slot into InstructionProof without changing the record's shape.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +50,7 @@ struct InstructionProof {
   std::optional<bool> in_sass, executed;
   std::vector<std::string> sass_opcodes;  // the opcodes that would prove it ("HGMMA", ...)
   int sass_count = 0;                     // how many of them the listing holds
+  uint64_t executed_warps = 0;            // warp-level executions the instrumented copy counted
 };
 
 // What the physical-limit gate held the timings to, and what each shown size set achieved.
@@ -73,6 +75,7 @@ struct RunRecord {
   std::string guard_note;               // why there were no guard pages, when there were none
   std::vector<InstructionProof> proofs;
   std::string sass_note;  // the disassembler the SASS proof used, or why it is unavailable
+  std::string executed_note;  // how the executed proof ran, or why it did not
   std::optional<PhysicalLimits> limits;  // when the time stage judged timings
   std::vector<std::string> flags;       // results let through by --allow-suspicious, ...
   bool gpu_verified = false;            // verify passed on a real GPU

@@ -642,6 +642,21 @@ Preamble plain_preamble(const Loaded& L, const InputSets& sets, const HostCase& 
   return pre;
 }
 
+// The instrumented copy's counters (ptx/instrument.h), after every case has run: how many
+// warps executed each required family's instructions.
+std::vector<uint64_t> read_executed(const Driver& d, const Loaded& L, int slots) {
+  CUdeviceptr p = 0;
+  size_t bytes = 0;
+  check_cu(d.cuModuleGetGlobal(&p, &bytes, L.candidate.m, "__ptxforge_executed"), "finding the executed-instruction counters",
+           "the instrumented candidate");
+  if (bytes != sizeof(uint64_t) * static_cast<size_t>(slots))
+    abort_with(FailureKind::spec, fmt::format("the counters hold {} bytes, not {} slots", bytes, slots));
+  std::vector<uint64_t> counts(static_cast<size_t>(slots));
+  check_cu(d.cuCtxSynchronize(), "finishing the instrumented runs", "the instrumented candidate");
+  check_cu(d.cuMemcpyDtoH(counts.data(), p, bytes), "reading the executed-instruction counters", "the instrumented candidate");
+  return counts;
+}
+
 // The candidate's .global variables as loaded, before its first launch in this job, saved so
 // that every trial starts from them. Each is found by its name in the cubin; one the driver
 // does not resolve is placed from a resolved one of the same section (a section is loaded as
@@ -1035,6 +1050,7 @@ Outcome Executor::run(const Job& job) {
                                                               task::size_set_key(set->name), static_cast<uint64_t>(k)),
                                             k));
         }
+        if (job.executed_slots > 0) rep.executed = read_executed(*s_->d, L, job.executed_slots);
         rep.seconds = now_s() - t0;
         out.verify = std::move(rep);
         break;

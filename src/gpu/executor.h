@@ -56,6 +56,9 @@ struct Job {
   // Restore the candidate's .global variables before every timed trial. Only tests turn this
   // off, to show that the checked trials alone catch a kernel that carries state across launches.
   bool reset_globals = true;
+  // verify: the candidate is an instrumented copy (ptx/instrument.h) with this many u64
+  // counters in its __ptxforge_executed array; they are read back after the last case.
+  int executed_slots = 0;
 };
 
 struct Outcome {

@@ -100,6 +100,7 @@ struct DeviceInfo {
 struct VerifyReport {
   std::vector<CaseResult> cases;
   double seconds = 0;  // wall time of the whole verify job in the worker
+  std::vector<uint64_t> executed;  // the instrumented copy's counters (Job::executed_slots), summed over every case
   bool pass() const {
     for (auto& c : cases)
       if (!c.pass) return false;

@@ -279,9 +279,13 @@ void from_json(const json& j, SizeTiming& t) {
     t.library_name = j.value("library_name", "");
   }
 }
-void to_json(json& j, const VerifyReport& r) { j = {{"cases", r.cases}, {"seconds", r.seconds}}; }
+void to_json(json& j, const VerifyReport& r) {
+  j = {{"cases", r.cases}, {"seconds", r.seconds}};
+  if (!r.executed.empty()) j["executed"] = r.executed;
+}
 void from_json(const json& j, VerifyReport& r) {
   r.cases = j.at("cases").get<std::vector<CaseResult>>();
+  r.executed = j.value("executed", std::vector<uint64_t>{});
   r.seconds = j.at("seconds");
 }
 void to_json(json& j, const TimeReport& r) {
@@ -317,6 +321,7 @@ std::string encode_job(const Job& job) {
             {"budget_s", job.budget_s}};
   if (job.placement != Placement::guarded) j["placement"] = std::string(to_string(job.placement));
   if (!job.size_sets.empty()) j["size_sets"] = job.size_sets;
+  if (job.executed_slots > 0) j["executed_slots"] = job.executed_slots;
   if (job.kind == JobKind::locate) j["locate"] = {{"size_set", job.locate_set}, {"seed", job.locate_seed}, {"open", job.open_buffer}};
   return j.dump();
 }
@@ -344,6 +349,8 @@ Result<Job> decode_job(std::string_view line) {
     if (!pl) return Error{fmt::format("bad job: unknown placement '{}'", placement)};
     job.placement = *pl;
     job.size_sets = j.value("size_sets", std::vector<std::string>{});
+    job.executed_slots = j.value("executed_slots", 0);
+    if (job.executed_slots < 0 || job.executed_slots > 1024) return Error{"bad job: executed_slots out of range"};
     if (j.contains("locate")) {
       job.locate_set = j["locate"].value("size_set", "");
       job.locate_seed = j["locate"].value("seed", uint64_t{0});

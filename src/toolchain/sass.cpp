@@ -129,7 +129,7 @@ const std::vector<SassFamily>& sass_family_table() {
       {"barrier.cluster.wait", {"UCGABAR_WAIT"}},
       {"elect.sync", {"ELECT"}},
       {"redux.sync", {"REDUX", "CREDUX"}},
-      {"match.sync", {"MATCH"}},
+      {"match", {"MATCH"}},
       {"shfl.sync", {"SHFL"}},
       {"dp4a", {"IDP.4A"}},
   };

@@ -47,7 +47,8 @@ class Kernel:
         missing = KEYS - set(e)
         if unknown or missing:
             raise SystemExit(f"{name}/expect.toml: unknown keys {sorted(unknown)}, missing keys {sorted(missing)}")
-        self.task = e["task"]
+        # A suite task by name ("level1/vector_add"), or a test task by its folder in the tree.
+        self.task = os.path.join(ROOT, e["task"]) if e["task"].startswith("tests/") else e["task"]
         self.stages = [e["stage"]] if isinstance(e["stage"], str) else list(e["stage"])
         for s in self.stages:
             if s not in STAGES + (HONEST,):

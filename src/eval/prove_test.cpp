@@ -1,0 +1,172 @@
+// The prove stage's executed proof without a GPU: a scripted worker answers the extra verify
+// job of the instrumented copy, so what prove sends, what it accepts and the verdicts it gives
+// are tested in CI. The instrumented copy is assembled by the real ptxas.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/feedback.h"
+#include "eval/pipeline.h"
+#include "gpu/fake_worker.h"
+#include "task/task_spec.h"
+#include "util/paths.h"
+#include "util/text.h"
+
+namespace ptxforge::eval {
+namespace {
+
+const std::string kRoot = PTXFORGE_SOURCE_DIR;
+
+// A GPU that passes every case; the instrumented copy's verify job gets `counts` back.
+struct ScriptedGpu {
+  std::vector<uint64_t> counts;
+  bool instrumented_fails_held_back = false;
+  std::shared_ptr<std::string> instrumented_ptx = std::make_shared<std::string>();  // read while the run's folder exists
+
+  gpu::Outcome operator()(const gpu::Job& job) const {
+    gpu::Outcome o;
+    if (job.kind == gpu::JobKind::device) {
+      o.device = gpu::DeviceInfo{};
+      o.device->name = "Fake GPU";
+      o.device->cc_major = 8;
+      return o;
+    }
+    if (job.kind != gpu::JobKind::verify) return o;  // no timing: the runs pass --no-time
+    gpu::VerifyReport v;
+    for (auto [set, shown] : {std::pair{"small", true}, std::pair{"odd", false}}) {
+      gpu::CaseResult c;
+      c.size_set = set;
+      c.shown = shown;
+      c.seed_index = 1;
+      c.pass = !(job.executed_slots > 0 && instrumented_fails_held_back && !shown);
+      if (!c.pass) c.problems.push_back("'c' has 3 of 1000 elements wrong");
+      v.cases.push_back(c);
+    }
+    if (job.executed_slots > 0) {
+      v.executed = counts;
+      auto text = read_file(job.candidate_cubin.substr(0, job.candidate_cubin.size() - 5) + "ptx");
+      *instrumented_ptx = text ? *text : "";
+    }
+    o.verify = v;
+    return o;
+  }
+};
+
+class ProveTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!find_cuda_tool("ptxas") || !find_cuda_tool("nvcc")) GTEST_SKIP() << "needs ptxas and nvcc";
+    auto t = task::load_task(kRoot + "/tasks/level1/vector_add");
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    task_ = *t;
+    // The solution's add and its guarded branch stand in for a required family.
+    task_.required_instructions = {"add.f32", "bra"};
+    opts_.time = false;
+  }
+  RunRecord run(gpu::FakeWorker& w, const std::string& path) {
+    Pipeline p(w);
+    return p.run(task_, path, opts_);
+  }
+  std::string solution() const { return kRoot + "/tasks/level1/vector_add/solution.ptx"; }
+  task::Task task_;
+  RunOptions opts_;
+};
+
+TEST_F(ProveTest, AnInstrumentedCopyRunsOnceAndItsCountsProveExecution) {
+  gpu::FakeWorker w;
+  ScriptedGpu g{{4096, 12}};
+  w.answer = g;
+  RunRecord r = run(w, solution());
+  const StageResult* prove = r.find_stage(StageId::prove);
+  ASSERT_NE(prove, nullptr);
+  EXPECT_EQ(prove->status, StageStatus::passed) << prove->summary;
+  EXPECT_NE(prove->summary.find("executed (warp executions: add.f32 4096, bra 12)"), std::string::npos) << prove->summary;
+  ASSERT_EQ(r.proofs.size(), 2u);
+  EXPECT_EQ(r.proofs[0].executed, true);
+  EXPECT_EQ(r.proofs[0].executed_warps, 4096u);
+  EXPECT_TRUE(r.passed) << r.verdict();
+
+  size_t verifies = 0;
+  const gpu::Job* counted = nullptr;
+  for (auto& j : w.jobs)
+    if (j.kind == gpu::JobKind::verify) {
+      ++verifies;
+      if (j.executed_slots > 0) counted = &j;
+    }
+  EXPECT_EQ(verifies, 2u) << "the candidate's verify, then one run of the instrumented copy";
+  ASSERT_NE(counted, nullptr);
+  EXPECT_EQ(counted->executed_slots, 2);
+  EXPECT_EQ(counted->seeds, 1);
+  EXPECT_TRUE(ends_with(counted->candidate_cubin, "/instrumented.cubin")) << counted->candidate_cubin;
+  EXPECT_EQ(counted->seed, r.seed) << "the copy sees the run's inputs";
+  EXPECT_NE(g.instrumented_ptx->find("red.global.add.u64 [__ptxforge_executed+8], 1;"), std::string::npos) << "bra counts into slot 1";
+
+  auto j = nlohmann::json::parse(render_report_json(r));
+  EXPECT_EQ(j["proofs"][0]["executed"], true);
+  EXPECT_EQ(j["proofs"][0]["executed_warps"], 4096);
+  EXPECT_NE(render_report_text(r).find("executed yes (4096 warps)"), std::string::npos) << render_report_text(r);
+}
+
+TEST_F(ProveTest, AFamilyNoWarpReachedFailsProve) {
+  gpu::FakeWorker w;
+  w.answer = ScriptedGpu{{4096, 0}};
+  RunRecord r = run(w, solution());
+  const StageResult* prove = r.find_stage(StageId::prove);
+  EXPECT_EQ(prove->status, StageStatus::failed);
+  EXPECT_NE(prove->summary.find("bra is in the "), std::string::npos) << prove->summary;
+  EXPECT_NE(prove->summary.find("but never executed"), std::string::npos) << prove->summary;
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.proofs[1].executed, false);
+  std::string feedback = agent::feedback_for(task_, r, *agent::find_hardware("h200"), 20000);
+  EXPECT_NE(feedback.find("## Required instructions that never ran\nbra is in the machine code"), std::string::npos) << feedback;
+}
+
+TEST_F(ProveTest, TheCopyMustStillVerifyAndAHeldBackFailureIsNotNamedToTheModel) {
+  gpu::FakeWorker w;
+  ScriptedGpu g{{1, 1}};
+  g.instrumented_fails_held_back = true;
+  w.answer = g;
+  RunRecord r = run(w, solution());
+  const StageResult* prove = r.find_stage(StageId::prove);
+  EXPECT_EQ(prove->status, StageStatus::failed);
+  EXPECT_NE(prove->summary.find("does not verify (size set 'odd', held back)"), std::string::npos) << prove->summary;
+  EXPECT_TRUE(prove->held_back);
+  EXPECT_EQ(prove->text(Audience::model).find("odd"), std::string::npos) << prove->text(Audience::model);
+  EXPECT_FALSE(r.proofs[0].executed.has_value()) << "no counts are claimed from a copy that did not verify";
+}
+
+TEST_F(ProveTest, TooFewCountersIsAFailureNotAPass) {
+  gpu::FakeWorker w;
+  w.answer = ScriptedGpu{{}};
+  RunRecord r = run(w, solution());
+  EXPECT_EQ(r.find_stage(StageId::prove)->status, StageStatus::failed);
+  EXPECT_NE(r.find_stage(StageId::prove)->summary.find("returned 0 execution counters for 2 families"), std::string::npos);
+}
+
+TEST_F(ProveTest, WithoutAGpuExecutionIsNotClaimed) {
+  gpu::FakeWorker w;  // answers every job as a machine without a driver
+  RunRecord r = run(w, solution());
+  const StageResult* prove = r.find_stage(StageId::prove);
+  EXPECT_EQ(prove->status, StageStatus::passed) << prove->summary;
+  EXPECT_NE(prove->summary.find("execution not proven"), std::string::npos) << prove->summary;
+  EXPECT_FALSE(r.proofs[0].executed.has_value());
+  EXPECT_FALSE(r.passed);
+}
+
+TEST_F(ProveTest, ACandidateThatNamesTheCountersIsRefused) {
+  std::string text = *read_file(solution());
+  text.replace(text.find(".visible .entry"), 0, ".global .u64 __ptxforge_executed[2];\n");
+  std::string path = ::testing::TempDir() + "/names_counters.ptx";
+  ASSERT_TRUE(write_file(path, text).ok());
+  gpu::FakeWorker w;
+  w.answer = ScriptedGpu{{1, 1}};
+  RunRecord r = run(w, path);
+  const StageResult* prove = r.find_stage(StageId::prove);
+  EXPECT_EQ(prove->status, StageStatus::failed);
+  EXPECT_NE(prove->summary.find("reserves for its counters"), std::string::npos) << prove->summary;
+}
+
+}  // namespace
+}  // namespace ptxforge::eval

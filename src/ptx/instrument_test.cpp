@@ -1,0 +1,97 @@
+#include "ptx/instrument.h"
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "ptx/front_end.h"
+#include "ptx/parser.h"
+#include "ptx/test_util.h"
+#include "toolchain/ptxas.h"
+#include "util/paths.h"
+#include "util/text.h"
+
+namespace ptxforge::ptx {
+namespace {
+
+Result<Instrumented> instrument(const std::string& text, const std::vector<std::string>& families) {
+  Diagnostics d;
+  Module m = parse(text, d);
+  EXPECT_FALSE(d.has_errors()) << text;
+  return instrument_executed(text, m, families);
+}
+
+size_t count(std::string_view s, std::string_view what) {
+  size_t n = 0;
+  for (size_t at = s.find(what); at != std::string_view::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(Instrument, CountsEachInstructionOfEachFamilyOnItsOwnLine) {
+  std::string text = testing::kernel(
+      "mov.u32 %r1, %tid.x;\n"
+      "setp.lt.u32 %p1, %r1, 7;\n"
+      "@!%p1 add.u32 %r2, %r1, 1;\n"
+      "L: add.u32 %r3, %r1, 2; mul.lo.u32 %r4, %r1, %r1;\n"
+      "{ add.u32 %r5, %r1, 3; }\n");
+  auto r = instrument(text, {"add", "mul.lo"});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->sites, (std::vector<int>{3, 1}));
+  EXPECT_EQ(count(r->ptx, "\n"), count(text, "\n")) << "inserted code stays on the lines it counts";
+  EXPECT_EQ(count(r->ptx, "red.global.add.u64 [__ptxforge_executed+0], 1;"), 3u);
+  EXPECT_EQ(count(r->ptx, "red.global.add.u64 [__ptxforge_executed+8], 1;"), 1u);
+  EXPECT_NE(r->ptx.find(".global .align 8 .u64 __ptxforge_executed[2]; .visible .entry k"), std::string::npos);
+  // The guarded add votes with its own guard, negation included, and keeps its guard.
+  EXPECT_NE(r->ptx.find("vote.sync.ballot.b32 %__ptxforge_b, !%p1, %__ptxforge_m; neg.s32"), std::string::npos);
+  EXPECT_NE(r->ptx.find("} @!%p1 add.u32 %r2, %r1, 1;"), std::string::npos);
+  EXPECT_NE(r->ptx.find("L: { .reg .pred"), std::string::npos) << "a label still labels the counted instruction";
+  auto checked = check_source(r->ptx);
+  EXPECT_FALSE(checked.diags.has_errors()) << render_text(checked.diags, SourceText("instrumented.ptx", r->ptx)) << r->ptx;
+}
+
+TEST(Instrument, ReservedNamesAreRefused) {
+  std::string text = testing::kernel("add.u32 %r1, %r1, 1;", "sm_90a", "8.0",
+                                     ".global .align 8 .u64 __ptxforge_executed[1];\n");
+  auto r = instrument(text, {"add"});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("reserves"), std::string::npos);
+}
+
+TEST(Instrument, NothingToCountIsNoError) {
+  auto r = instrument(testing::kernel("mov.u32 %r1, 1;"), {"wgmma.mma_async"});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->sites, std::vector<int>{0});
+  EXPECT_FALSE(instrument(".version 8.0\n.target sm_90\n", {"add"})) << "no function: nowhere to declare the counters";
+}
+
+// Every SASS example (wgmma, TMA, mbarrier, cp.async, mma, setmaxnreg, clusters, ...) instrumented
+// for the families it demonstrates still checks clean and still assembles: the counters sit
+// next to .aligned and warpgroup instructions without upsetting ptxas.
+TEST(Instrument, HopperExamplesStillAssemble) {
+  if (!find_cuda_tool("ptxas")) GTEST_SKIP() << "ptxas not installed";
+  int files = 0;
+  for (auto& entry : std::filesystem::directory_iterator(std::string(PTXFORGE_SOURCE_DIR) + "/tests/handwritten")) {
+    if (!starts_with(entry.path().filename().string(), "sass_")) continue;
+    auto text = read_file(entry.path().string());
+    ASSERT_TRUE(text);
+    std::vector<std::string> families;
+    for (auto line : split(*text, '\n'))
+      if (starts_with(line, "// sass-rows:"))
+        for (auto w : split(trim(line.substr(13)), ' ')) families.emplace_back(w);
+    auto r = instrument(*text, families);
+    ASSERT_TRUE(r) << entry.path() << ": " << r.error().message;
+    for (size_t i = 0; i < families.size(); ++i) EXPECT_GT(r->sites[i], 0) << entry.path() << " " << families[i];
+    auto checked = check_source(r->ptx);
+    EXPECT_FALSE(checked.diags.has_errors()) << render_text(checked.diags, SourceText(entry.path(), r->ptx));
+    toolchain::AssembleOptions o;
+    o.arch = "sm_90a";
+    auto a = toolchain::assemble_with_ptxas(r->ptx, o);
+    ASSERT_TRUE(a) << a.error().message;
+    EXPECT_TRUE(a->ok) << entry.path() << "\n" << a->log << r->ptx;
+    ++files;
+  }
+  EXPECT_GE(files, 9);
+}
+
+}  // namespace
+}  // namespace ptxforge::ptx
