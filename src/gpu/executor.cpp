@@ -48,7 +48,7 @@ struct Executor::State {
   // The library baseline, created on first use; nullptr (and `why`) when unavailable.
   LibraryBaseline* library(std::string& why) {
     if (!lib && !lib_error) {
-      auto l = LibraryBaseline::create();
+      auto l = LibraryBaseline::create(*d);
       if (l) lib = std::move(*l);
       else lib_error = l.error().message;
     }
@@ -872,7 +872,7 @@ TimeReport time_job(Executor::State& s, const Loaded& L, const Job& job) {
         st.library = time_runs(
                          s,
                          [&] {
-                           if (auto r = lib->run(*L.task.baseline, h.symbols, bufs); !r)
+                           if (auto r = lib->run(L.task, h.symbols, bufs); !r)
                              abort_with(FailureKind::library, r.error().message, where);
                          },
                          pre, rot, nullptr, {}, job.max_trials, per, where)
@@ -934,7 +934,7 @@ std::vector<CaseResult> trivial_cases(Executor::State& s, const Loaded& L, const
       // The library computes the same product: the reference must agree with it.
       Allocations mem(d);
       auto bufs = plain_buffers(d, L, h, mem, where);
-      if (auto r = lib->run(*L.task.baseline, h.symbols, bufs); !r) abort_with(FailureKind::library, r.error().message, where);
+      if (auto r = lib->run(L.task, h.symbols, bufs); !r) abort_with(FailureKind::library, r.error().message, where);
       check_cu(d.cuCtxSynchronize(), "running the library", where);
       auto got = download_outputs(d, L, h, bufs, where);
       CaseResult cr;

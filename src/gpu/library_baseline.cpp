@@ -2,6 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <cassert>
+#include <tuple>
+
 #include <fmt/format.h>
 
 #include "util/paths.h"
@@ -22,7 +25,7 @@ namespace {
 constexpr int kOpN = 0, kOpT = 1;
 }
 
-Result<std::unique_ptr<LibraryBaseline>> LibraryBaseline::create() {
+Result<std::unique_ptr<LibraryBaseline>> LibraryBaseline::create(const Driver& d) {
   void* h = open_cuda_library("libcublas.so.13");
   if (!h) h = open_cuda_library("libcublas.so");
   if (!h) return Error{fmt::format("cuBLAS not found (looked in {}/lib64 and the library path)", cuda_home())};
@@ -33,22 +36,26 @@ Result<std::unique_ptr<LibraryBaseline>> LibraryBaseline::create() {
   api->sgemv = reinterpret_cast<decltype(api->sgemv)>(dlsym(h, "cublasSgemv_v2"));
   if (!api->create || !api->destroy || !api->sgemm || !api->sgemv) return Error{"cuBLAS lacks an expected function"};
   if (int rc = api->create(&api->handle); rc != 0) return Error{fmt::format("cublasCreate failed with status {}", rc)};
-  return std::unique_ptr<LibraryBaseline>(new LibraryBaseline(std::move(api)));
+  return std::unique_ptr<LibraryBaseline>(new LibraryBaseline(d, std::move(api)));
 }
 
-LibraryBaseline::LibraryBaseline(std::unique_ptr<Api> api) : api_(std::move(api)) {}
+LibraryBaseline::LibraryBaseline(const Driver& d, std::unique_ptr<Api> api) : d_(d), api_(std::move(api)) {}
 LibraryBaseline::~LibraryBaseline() {
+  lt_.reset();
   if (api_ && api_->handle) api_->destroy(api_->handle);
 }
 
 std::string LibraryBaseline::name(const task::Baseline& b) {
   if (b.library == "cublas_sgemm") return "cuBLAS sgemm";
   if (b.library == "cublas_sgemv") return "cuBLAS sgemv";
+  if (b.library == "cublaslt_matmul") return "cuBLASLt matmul";
   return b.library;
 }
 
-Status LibraryBaseline::run(const task::Baseline& b, const task::Bindings& symbols,
+Status LibraryBaseline::run(const task::Task& t, const task::Bindings& symbols,
                             const std::map<std::string, CUdeviceptr>& buffers) {
+  assert(t.baseline);
+  const task::Baseline& b = *t.baseline;
   auto arg = [&](const char* key) -> Result<int64_t> {
     auto it = b.args.find(key);
     if (it == b.args.end()) return Error{fmt::format("baseline {} needs '{}'", b.library, key)};
@@ -89,6 +96,32 @@ Status LibraryBaseline::run(const task::Baseline& b, const task::Bindings& symbo
                          static_cast<int>(*cols), *X, 1, &zero, *Y, 1);
     if (rc != 0) return Error{fmt::format("cublasSgemv failed with status {}", rc)};
     return ok_status();
+  }
+  if (b.library == "cublaslt_matmul") {
+    LtMatmul mm;
+    auto m = arg("m"), n = arg("n"), k = arg("k");
+    for (auto* r : {&m, &n, &k})
+      if (!*r) return r->error();
+    mm.m = *m;
+    mm.n = *n;
+    mm.k = *k;
+    for (auto [key, ptr, type] : {std::tuple{"a", &mm.A, &mm.a}, std::tuple{"b", &mm.B, &mm.b}, std::tuple{"c", &mm.C, &mm.c}}) {
+      auto p = buf(key);
+      if (!p) return p.error();
+      *ptr = reinterpret_cast<CUdeviceptr>(*p);
+      const task::Param* param = t.find_param(b.args.at(key));
+      assert(param);
+      *type = param->dtype;
+    }
+    auto major = b.args.find("b_major");
+    mm.b_k_major = major != b.args.end() && major->second == "k";
+    if (!lt_ && lt_error_.empty()) {
+      auto lt = CublasLt::create(d_);
+      if (lt) lt_ = std::move(*lt);
+      else lt_error_ = lt.error().message;
+    }
+    if (!lt_) return Error{lt_error_};
+    return lt_->run(mm);
   }
   return Error{fmt::format("unknown library baseline '{}'", b.library)};
 }

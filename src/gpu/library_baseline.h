@@ -1,4 +1,4 @@
-// The vendor library as a baseline: cuBLAS (loaded with dlopen) computing what a task asks,
+// The vendor library as a baseline: cuBLAS or cuBLASLt (loaded with dlopen) computing what a task asks,
 // on the same device buffers, so its time sits beside the candidate's and the nvcc
 // reference's, and its output can confirm the reference. Row-major tasks map onto cuBLAS's
 // column-major API by swapping operands (C = A B  <=>  C^T = B^T A^T).
@@ -10,6 +10,8 @@
 #include <memory>
 #include <string>
 
+#include "gpu/cublaslt.h"
+#include "gpu/driver.h"
 #include "task/task_spec.h"
 #include "util/result.h"
 
@@ -17,18 +19,21 @@ namespace ptxforge::gpu {
 
 class LibraryBaseline {
  public:
-  static Result<std::unique_ptr<LibraryBaseline>> create();
+  static Result<std::unique_ptr<LibraryBaseline>> create(const Driver& d);
   ~LibraryBaseline();
-  // Enqueues the library call on the default stream; `buffers` maps task parameter names to
-  // device pointers.
-  Status run(const task::Baseline& b, const task::Bindings& symbols, const std::map<std::string, CUdeviceptr>& buffers);
+  // Enqueues the task's library call ([baseline]) on the default stream; `buffers` maps task
+  // parameter names to device pointers.
+  Status run(const task::Task& t, const task::Bindings& symbols, const std::map<std::string, CUdeviceptr>& buffers);
   static std::string name(const task::Baseline& b);  // "cuBLAS sgemm"
 
   struct Api;
 
  private:
-  explicit LibraryBaseline(std::unique_ptr<Api> api);
+  LibraryBaseline(const Driver& d, std::unique_ptr<Api> api);
+  const Driver& d_;
   std::unique_ptr<Api> api_;
+  std::unique_ptr<CublasLt> lt_;  // loaded on first use: a missing cuBLASLt does not stop cuBLAS
+  std::string lt_error_;
 };
 
 }  // namespace ptxforge::gpu

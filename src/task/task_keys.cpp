@@ -25,6 +25,7 @@ const Keys kRoofline = {"bytes", "flops", "tensor_cores"};
 const Keys kSizeSet = {"name", "shown", "init"};
 const Keys kSgemm = {"library", "m", "n", "k", "a", "b", "c"};
 const Keys kSgemv = {"library", "rows", "cols", "a", "x", "y"};
+const Keys kLtMatmul = {"library", "m", "n", "k", "a", "b", "c", "b_major"};
 
 bool contains(const Keys& keys, std::string_view k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); }
 
@@ -73,6 +74,7 @@ const std::vector<std::string_view>& size_set_keys() { return kSizeSet; }
 const std::vector<std::string_view>* baseline_keys(std::string_view library) {
   if (library == "cublas_sgemm") return &kSgemm;
   if (library == "cublas_sgemv") return &kSgemv;
+  if (library == "cublaslt_matmul") return &kLtMatmul;
   return nullptr;
 }
 

@@ -355,6 +355,33 @@ void check_unused_sizes(const Reader& r, const std::vector<SizeKey>& keys, Diagn
 
 // [roofline] is required: the physical-limit gate of the time stage needs the bytes a kernel
 // must move and the flops it must do, on every size set.
+// The operand types cublaslt_matmul computes with (gpu/cublaslt.h): A and B alike (or fp8 of
+// either kind, not both e5m2), C as wide as they are or f32; fp8 needs B stored n x k.
+void check_lt_matmul_types(Reader& r, const toml::table* b, const Task& task, const Baseline& base) {
+  auto type_of = [&](const char* key) -> std::optional<DType> {
+    auto it = base.args.find(key);
+    const Param* p = it == base.args.end() ? nullptr : task.find_param(it->second);
+    return p && p->kind == Param::buffer ? std::optional<DType>(p->dtype) : std::nullopt;
+  };
+  auto a = type_of("a"), bt = type_of("b"), c = type_of("c");
+  if (!a || !bt || !c) return;  // reported with the keys
+  auto fp8 = [](DType t) { return t == DType::e4m3 || t == DType::e5m2; };
+  bool ok = false;
+  if (*a == *bt && (*a == DType::f16 || *a == DType::bf16)) ok = *c == *a || *c == DType::f32;
+  else if (*a == DType::f32 && *bt == DType::f32) ok = *c == DType::f32;
+  else if (fp8(*a) && fp8(*bt) && !(*a == DType::e5m2 && *bt == DType::e5m2))
+    ok = *c == DType::f16 || *c == DType::bf16 || *c == DType::f32;
+  if (!ok) {
+    r.error(b->get("library"), fmt::format("cublaslt_matmul does not take a {}, b {}, c {}: it takes f16 or bf16 operands with "
+                                           "a c of their type or f32, f32 operands (tf32 tensor cores) with an f32 c, or fp8 "
+                                           "operands (not both e5m2) with an f16, bf16 or f32 c",
+                                           dtype_name(*a), dtype_name(*bt), dtype_name(*c)));
+    return;
+  }
+  if (fp8(*a) && base.args.count("b_major") && base.args.at("b_major") != "k")
+    r.error(b->get("b_major"), "cublaslt_matmul takes fp8 operands only with b_major = \"k\" (both operands K-contiguous)");
+}
+
 void read_roofline(Reader& r, const toml::table& root, Task& task, Diagnostics& diags) {
   const toml::table* rl = root["roofline"].as_table();
   if (!rl) {
@@ -450,10 +477,18 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
   if (const toml::table* b = root["baseline"].as_table()) {
     Baseline base;
     base.library = r.string(*b, "library", true, Reader::loc_of(b)).value_or("");
-    if (base.library != "cublas_sgemm" && base.library != "cublas_sgemv")
-      r.error(b->get("library"), fmt::format("unknown library baseline '{}'; known: cublas_sgemm, cublas_sgemv", base.library));
+    if (!baseline_keys(base.library))
+      r.error(b->get("library"),
+              fmt::format("unknown library baseline '{}'; known: cublas_sgemm, cublas_sgemv, cublaslt_matmul", base.library));
     for (auto& [k, v] : *b) {
       if (k == "library") continue;
+      if (k == "b_major") {
+        auto s = v.value<std::string>();
+        if (!s || (*s != "n" && *s != "k"))
+          r.error(&v, "b_major is \"n\" (B is k x n, row-major) or \"k\" (B is stored n x k: each column of B contiguous)");
+        else base.args["b_major"] = *s;
+        continue;
+      }
       if (auto s = v.value<std::string>()) base.args[std::string(k.str())] = *s;
       else if (auto i = v.value<int64_t>()) base.args[std::string(k.str())] = std::to_string(*i);
       if (baseline_key_is_size(k.str())) {
@@ -463,6 +498,7 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
         if (!p || p->kind != Param::buffer) r.error(&v, fmt::format("baseline '{}' must name a buffer parameter, not '{}'", k.str(), *name));
       }
     }
+    if (base.library == "cublaslt_matmul") check_lt_matmul_types(r, b, task, base);
     task.baseline = base;
   }
   bool has_output = false;

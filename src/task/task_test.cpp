@@ -4,6 +4,7 @@
 #include "task/expr.h"
 #include "task/launch_spec.h"
 #include "task/task_spec.h"
+#include "util/text.h"
 
 namespace ptxforge::task {
 namespace {
@@ -179,6 +180,39 @@ TEST(TaskKeys, BaselineArgumentsAreCheckedPerLibrary) {
   EXPECT_NE(error_of(t).find("[baseline] for cublas_sgemv needs 'y'"), std::string::npos) << error_of(t);
   auto bad_buffer = edited("[tolerance]", "[baseline]\nlibrary = \"cublas_sgemv\"\nrows = \"n\"\ncols = \"1\"\na = \"x\"\nx = \"q\"\ny = \"y\"\n[tolerance]");
   EXPECT_NE(error_of(bad_buffer).find("baseline 'x' must name a buffer parameter, not 'q'"), std::string::npos) << error_of(bad_buffer);
+}
+
+// The shipped fp16 GEMM's task with its [baseline] or a buffer's dtype changed.
+Result<Task> hgemm_with(const std::string& from, const std::string& to) {
+  auto text = read_file(std::string(PTXFORGE_SOURCE_DIR) + "/tasks/level2/hgemm_mma/task.toml");
+  EXPECT_TRUE(text.ok());
+  std::string s = text.ok() ? *text : "";
+  if (s.find(from) == std::string::npos) ADD_FAILURE() << "no '" << from << "' in the hgemm task";
+  else s.replace(s.find(from), from.size(), to);
+  return parse_task(s, "task.toml", "/tmp/t");
+}
+
+TEST(TaskKeys, ALtMatmulBaselineTakesOnlyTypesCublasLtComputes) {
+  EXPECT_TRUE(hgemm_with("b_major = \"n\"", "b_major = \"n\"").ok()) << error_of(hgemm_with("", ""));
+  EXPECT_TRUE(hgemm_with("dtype = \"f32\"\ncount = \"m * n\"", "dtype = \"f16\"\ncount = \"m * n\"").ok())
+      << "f16 operands may write an f16 C";
+  auto mixed = hgemm_with("dtype = \"f16\"\ncount = \"k * n\"", "dtype = \"bf16\"\ncount = \"k * n\"");
+  EXPECT_NE(error_of(mixed).find("cublaslt_matmul does not take a f16, b bf16, c f32"), std::string::npos) << error_of(mixed);
+  auto narrow = hgemm_with("dtype = \"f32\"\ncount = \"m * n\"", "dtype = \"bf16\"\ncount = \"m * n\"");
+  EXPECT_NE(error_of(narrow).find("does not take a f16, b f16, c bf16"), std::string::npos) << error_of(narrow);
+  auto fp8 = hgemm_with("dtype = \"f16\"\ncount = \"m * k\"", "dtype = \"e4m3\"\ncount = \"m * k\"");
+  EXPECT_FALSE(fp8.ok()) << "an e4m3 A with an f16 B is no combination";
+  std::string both = *read_file(std::string(PTXFORGE_SOURCE_DIR) + "/tasks/level2/hgemm_mma/task.toml");
+  for (auto from : {"dtype = \"f16\"\ncount = \"m * k\"", "dtype = \"f16\"\ncount = \"k * n\""}) {
+    std::string f = from;
+    both.replace(both.find(f), f.size(), "dtype = \"e4m3\"" + f.substr(f.find('\n')));
+  }
+  auto nn = parse_task(both, "task.toml", "/tmp/t");
+  EXPECT_NE(error_of(nn).find("fp8 operands only with b_major = \"k\""), std::string::npos) << error_of(nn);
+  both.replace(both.find("b_major = \"n\""), 13, "b_major = \"k\"");
+  EXPECT_TRUE(parse_task(both, "task.toml", "/tmp/t").ok()) << error_of(parse_task(both, "task.toml", "/tmp/t"));
+  auto bad_major = hgemm_with("b_major = \"n\"", "b_major = \"t\"");
+  EXPECT_NE(error_of(bad_major).find("b_major is \"n\""), std::string::npos) << error_of(bad_major);
 }
 
 TEST(TaskRoofline, IsRequiredAndItsBytesMustBePositiveOnEverySizeSet) {

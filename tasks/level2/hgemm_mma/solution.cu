@@ -1,0 +1,279 @@
+// @launch grid=(ceil_div(n, 128), ceil_div(m, 128), 1) block=(128, 1, 1) smem=65536
+//
+// C (m x n, f32, row-major) = A (m x k, f16, row-major) * B (k x n, f16, row-major).
+// n and k are multiples of 8, so every 16-byte chunk (8 halves) of a row of A or B lies wholly
+// inside or wholly outside the matrix; m is arbitrary.
+//
+// Design
+//   * Block tile 128 (m) x 128 (n), k in steps of BK = 32, 128 threads = 4 warps in a 2 x 2
+//     grid, each warp owning a 64 x 64 piece of C: 4 (m16) x 8 (n8) mma tiles = 128 f32
+//     accumulators per thread.
+//   * 4-stage cp.async pipeline (cp.async.cg, 16 bytes, src-size 0 for chunks outside the
+//     matrix, so the shared tile holds zeros there). One stage = A 128x32 halves (8 KiB) +
+//     B 32x128 halves (8 KiB) = 16 KiB; 4 stages = 64 KiB of dynamic shared memory.
+//   * Fragments come from shared memory through ldmatrix.x4 (A) and ldmatrix.x4.trans (B),
+//     and feed mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32.
+//   * Both shared tiles are XOR-swizzled at 16-byte-chunk granularity so that the eight row
+//     addresses of every 8x8 ldmatrix matrix (and the cp.async stores) hit eight different
+//     16-byte bank groups: conflict-free.
+//   * Block indices are remapped in groups of 8 block-rows so that blocks resident together
+//     share A and B panels in L2.
+//
+// ---------------------------------------------------------------------------------------------
+// Fragment layouts relied on (PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point
+// type"; lane = %laneid, g = lane >> 2 ("groupID"), t = lane & 3 ("threadID_in_group")):
+//   A (16 x 16, row-major), four .b32 registers of two f16 each (lower half = lower column):
+//     a0 = A[g    ][2t, 2t+1]      a1 = A[g + 8][2t, 2t+1]
+//     a2 = A[g    ][2t+8, 2t+9]    a3 = A[g + 8][2t+8, 2t+9]
+//   B (16 x 8, "col"), two .b32 registers:
+//     b0 = B[2t, 2t+1][g]          b1 = B[2t+8, 2t+9][g]          (B[k][n])
+//   C/D (16 x 8), four f32:
+//     c0, c1 = C[g][2t, 2t+1]      c2, c3 = C[g + 8][2t, 2t+1]
+//
+// ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16 {r0, r1, r2, r3}, [addr]:
+//   lane L supplies the shared address of row (L & 7) of matrix (L >> 3); each row is 8
+//   consecutive b16 (16 bytes, 16-byte aligned). Matrix j lands in register rj.
+//   Without .trans: lane L receives, in rj, M_j[L >> 2][2(L & 3)], M_j[L >> 2][2(L & 3) + 1]
+//   (M_j[r][c] = element c of the row whose address lane 8j + r gave).
+//   With .trans: lane L receives M_j[2(L & 3)][L >> 2], M_j[2(L & 3) + 1][L >> 2].
+//
+// A fragment for a 16 x 16 piece at (r0, k0) of the A tile: lane L gives the address of
+//   A[r0 + (L & 15)][k0 + 8 (L >> 4) .. +7]. Then matrix 0 = rows 0-7, k 0-7 -> r0 = a0;
+//   matrix 1 = rows 8-15, k 0-7 -> a1; matrix 2 = rows 0-7, k 8-15 -> a2; matrix 3 = rows
+//   8-15, k 8-15 -> a3. (Non-transposed: lane L gets row L>>2 = g, columns 2t, 2t+1. OK.)
+// B fragments for a 16 (k) x 16 (n) piece at (k0, n0) of the B tile, stored k-major (each
+//   shared row is 8 consecutive n of one k): lane L gives the address of
+//   B[k0 + (L & 15)][n0 + 8 (L >> 4) .. +7]. Matrix 0 = k 0-7, n 0-7; with .trans lane L
+//   gets M_0[2t][g], M_0[2t+1][g] = B[k0+2t][n0+g], B[k0+2t+1][n0+g] = b0 of n-tile n0.
+//   Matrix 1 = k 8-15, n 0-7 -> b1 of n-tile n0; matrix 2 = k 0-7, n 8-15 -> b0 of n-tile
+//   n0+8; matrix 3 = k 8-15, n 8-15 -> b1 of n-tile n0+8.
+//
+// Shared layouts (byte offsets inside one stage; chunk = 16 bytes = 8 halves):
+//   A: 128 rows x 4 chunks (64 bytes a row): off = row*64 + ((chunk ^ ((row >> 1) & 3)) << 4).
+//      Eight consecutive rows r = 8q..8q+7 at one logical chunk c fall in 16-byte bank group
+//      (4 (r & 1) + (c ^ ((r >> 1) & 3))) mod 8: all eight differ.
+//   B: 32 rows (k) x 16 chunks (256 bytes a row), at byte 8192 of the stage:
+//      off = krow*256 + ((chunk ^ (krow & 7)) << 4). Eight consecutive k rows at one logical
+//      chunk c fall in bank group (c ^ (krow & 7)) mod 8: all eight differ.
+// ---------------------------------------------------------------------------------------------
+#include <cuda_fp16.h>
+
+namespace {
+
+constexpr int BM = 128;
+constexpr int BN = 128;
+constexpr int BK = 32;
+constexpr int STAGES = 4;
+constexpr int NTHREADS = 128;
+constexpr int A_STAGE_BYTES = BM * BK * 2;                     // 8192
+constexpr int B_STAGE_BYTES = BK * BN * 2;                     // 8192
+constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;     // 16384
+constexpr int SMEM_BYTES = STAGES * STAGE_BYTES;               // 65536 (the @launch smem=)
+constexpr unsigned GROUP_M = 8;                                // block-rows per raster group
+
+static_assert(SMEM_BYTES == 65536, "keep the @launch smem= in step");
+
+__device__ __forceinline__ void cp_async_16(unsigned dst, unsigned long long src, unsigned src_size) {
+  // src_size is 16 (copy) or 0 (write 16 zero bytes, read nothing).
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_size)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void ldsm_x4(unsigned (&r)[4], unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr)
+               : "memory");
+}
+__device__ __forceinline__ void ldsm_x4_trans(unsigned (&r)[4], unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr)
+               : "memory");
+}
+__device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ unsigned a_off(unsigned row, unsigned chunk) {
+  return row * 64u + ((chunk ^ ((row >> 1) & 3u)) << 4);
+}
+__device__ __forceinline__ unsigned b_off(unsigned krow, unsigned chunk) {
+  return krow * 256u + ((chunk ^ (krow & 7u)) << 4);
+}
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(NTHREADS, 2)
+    hgemm(const __half* a, const __half* b, float* c, unsigned m, unsigned n, unsigned k) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  const unsigned smem_base = (unsigned)__cvta_generic_to_shared(smem);
+
+  const unsigned tid = threadIdx.x;
+  const unsigned lane = tid & 31u;
+  const unsigned warp = tid >> 5;
+  const unsigned wm = warp >> 1;  // 0..1: rows wm*64 .. +63 of the block tile
+  const unsigned wn = warp & 1u;  // 0..1: cols wn*64 .. +63
+
+  // ---- grouped rasterization: a bijection of (blockIdx.x, blockIdx.y) onto tile (pm, pn) ----
+  const unsigned grid_n = gridDim.x, grid_m = gridDim.y;
+  const unsigned pid = blockIdx.y * grid_n + blockIdx.x;
+  const unsigned per_group = GROUP_M * grid_n;
+  const unsigned group = pid / per_group;
+  const unsigned first_m = group * GROUP_M;
+  const unsigned group_rows = min(grid_m - first_m, GROUP_M);
+  const unsigned in_group = pid - group * per_group;
+  const unsigned pm = first_m + in_group % group_rows;
+  const unsigned pn = in_group / group_rows;
+  const unsigned bm = pm * BM;  // first row of C of this block
+  const unsigned bn = pn * BN;  // first column of C of this block
+
+  const unsigned long long ga = __cvta_generic_to_global(a);
+  const unsigned long long gb = __cvta_generic_to_global(b);
+
+  // ---- producer (cp.async) assignment, fixed per thread ----
+  // A: 512 chunks a stage (128 rows x 4); thread tid takes rows (tid>>2) + 32 i, chunk tid&3.
+  // B: 512 chunks a stage (32 k-rows x 16); thread tid takes k-rows (tid>>4) + 8 i, chunk tid&15.
+  const unsigned a_chunk = tid & 3u;
+  const unsigned b_chunk = tid & 15u;
+  unsigned long long a_src[4];  // global byte address of (row, k = a_chunk*8) at k-tile 0
+  bool a_row_ok[4];
+  unsigned a_dst[4];
+  unsigned b_dst[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const unsigned row = (tid >> 2) + 32u * i;
+    const unsigned grow = bm + row;
+    a_row_ok[i] = grow < m;
+    a_src[i] = ga + ((unsigned long long)grow * k + a_chunk * 8u) * 2ull;
+    a_dst[i] = a_off(row, a_chunk);
+    const unsigned krow = (tid >> 4) + 8u * i;
+    b_dst[i] = A_STAGE_BYTES + b_off(krow, b_chunk);
+  }
+  const unsigned b_col = bn + b_chunk * 8u;
+  const bool b_col_ok = b_col < n;  // n % 8 == 0: the whole chunk is in or out
+  // global byte address of B[(tid>>4)][b_col] at k-tile 0; k-row +8i adds 8 i n halves.
+  const unsigned long long b_src0 = gb + ((unsigned long long)(tid >> 4) * n + b_col) * 2ull;
+  const unsigned long long b_row_step = (unsigned long long)n * 16ull;  // 8 rows, bytes
+
+  const unsigned ktiles = (k + BK - 1) / BK;
+
+  auto load_tile = [&](unsigned kt, unsigned stage) {
+    const unsigned sbase = smem_base + stage * STAGE_BYTES;
+    const unsigned k0 = kt * BK;
+    // A: chunk covers k0 + a_chunk*8 .. +7
+    const bool a_k_ok = k0 + a_chunk * 8u < k;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const bool ok = a_row_ok[i] && a_k_ok;
+      const unsigned long long src = ok ? a_src[i] + (unsigned long long)k0 * 2ull : ga;
+      cp_async_16(sbase + a_dst[i], src, ok ? 16u : 0u);
+    }
+    // B: k-row k0 + (tid>>4) + 8 i, columns b_col .. +7
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const unsigned krow = k0 + (tid >> 4) + 8u * i;
+      const bool ok = b_col_ok && krow < k;
+      const unsigned long long src =
+          ok ? b_src0 + (unsigned long long)k0 * n * 2ull + (unsigned long long)i * b_row_step : gb;
+      cp_async_16(sbase + b_dst[i], src, ok ? 16u : 0u);
+    }
+  };
+
+  // ---- consumer (ldmatrix) offsets inside a stage, fixed per thread ----
+  // A piece (mi, kk): row wm*64 + mi*16 + (lane&15), logical chunk kk*2 + (lane>>4).
+  // B piece (nj, kk): k-row kk*16 + (lane&15), logical chunk wn*8 + nj*2 + (lane>>4).
+  unsigned a_ld[2][4];
+  unsigned b_ld[2][4];
+#pragma unroll
+  for (int kk = 0; kk < 2; ++kk) {
+#pragma unroll
+    for (int mi = 0; mi < 4; ++mi)
+      a_ld[kk][mi] = a_off(wm * 64u + mi * 16u + (lane & 15u), kk * 2u + (lane >> 4));
+#pragma unroll
+    for (int nj = 0; nj < 4; ++nj)
+      b_ld[kk][nj] = A_STAGE_BYTES + b_off(kk * 16u + (lane & 15u), wn * 8u + nj * 2u + (lane >> 4));
+  }
+
+  float acc[4][8][4];
+#pragma unroll
+  for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < 8; ++ni)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[mi][ni][e] = 0.0f;
+
+  // ---- prologue: tiles 0 .. STAGES-2 (a group is committed even when empty, so that group g
+  // always holds tile g and wait_group arithmetic stays uniform) ----
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if ((unsigned)s < ktiles) load_tile(s, s);
+    cp_async_commit();
+  }
+
+  unsigned stage = 0;                 // stage holding tile kt
+  unsigned load_stage = STAGES - 1;   // stage receiving tile kt + STAGES - 1
+  for (unsigned kt = 0; kt < ktiles; ++kt) {
+    // Groups committed so far: STAGES-1 + kt. Allowing STAGES-2 pending means groups 0..kt
+    // (so tile kt) are complete for this thread; the barrier makes every thread's copies
+    // visible, and also guarantees every warp finished computing tile kt-1, whose stage
+    // (== load_stage) is refilled just below.
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();
+
+    if (kt + STAGES - 1 < ktiles) load_tile(kt + STAGES - 1, load_stage);
+    cp_async_commit();
+
+    const unsigned sbase = smem_base + stage * STAGE_BYTES;
+#pragma unroll
+    for (int kk = 0; kk < 2; ++kk) {
+      unsigned af[4][4];
+      unsigned bf[4][4];
+#pragma unroll
+      for (int mi = 0; mi < 4; ++mi) ldsm_x4(af[mi], sbase + a_ld[kk][mi]);
+#pragma unroll
+      for (int nj = 0; nj < 4; ++nj) ldsm_x4_trans(bf[nj], sbase + b_ld[kk][nj]);
+      // bf[nj] = {b0, b1 of n-tile 2nj, b0, b1 of n-tile 2nj+1}
+#pragma unroll
+      for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+        for (int nj = 0; nj < 4; ++nj) {
+          mma_16816(acc[mi][2 * nj], af[mi], bf[nj][0], bf[nj][1]);
+          mma_16816(acc[mi][2 * nj + 1], af[mi], bf[nj][2], bf[nj][3]);
+        }
+    }
+
+    stage = (stage + 1 == STAGES) ? 0u : stage + 1;
+    load_stage = (load_stage + 1 == STAGES) ? 0u : load_stage + 1;
+  }
+  cp_async_wait<0>();  // only empty groups can be pending here; drain them anyway
+
+  // ---- epilogue: acc[mi][ni] = C rows bm + wm*64 + mi*16 + g (+8), cols bn + wn*64 + ni*8 + 2t
+  const unsigned g = lane >> 2, t4 = lane & 3u;
+#pragma unroll
+  for (int mi = 0; mi < 4; ++mi) {
+    const unsigned r0 = bm + wm * 64u + mi * 16u + g;
+#pragma unroll
+    for (int ni = 0; ni < 8; ++ni) {
+      const unsigned col = bn + wn * 64u + ni * 8u + 2u * t4;
+      // col is even and n is a multiple of 8, so col < n implies col + 1 < n; the float2 is
+      // 8-byte aligned because n and col are even.
+      if (col < n) {
+        if (r0 < m)
+          *reinterpret_cast<float2*>(c + (unsigned long long)r0 * n + col) =
+              make_float2(acc[mi][ni][0], acc[mi][ni][1]);
+        if (r0 + 8u < m)
+          *reinterpret_cast<float2*>(c + (unsigned long long)(r0 + 8u) * n + col) =
+              make_float2(acc[mi][ni][2], acc[mi][ni][3]);
+      }
+    }
+  }
+}
