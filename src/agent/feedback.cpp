@@ -34,10 +34,14 @@ std::string roofline_summary(const task::Task& t, const eval::RunRecord& r, cons
       if (auto b = t.roofline_bytes->evaluate(set->values))
         parts.push_back(fmt::format("{:.0f} GB/s = {:.0f}% of the {:.0f} GB/s peak", b->as_double() / secs / 1e9,
                                     100 * b->as_double() / secs / 1e9 / hw.peak_bandwidth_gbs(), hw.peak_bandwidth_gbs()));
+    // The peak of the unit the task's flops may run on: the tensor cores at its precision, else FP32.
+    std::optional<double> tensor = hw.peak_tensor_tflops(t.tensor_cores);
+    double peak = tensor ? *tensor : hw.peak_fp32_tflops();
+    std::string unit = tensor ? fmt::format("{} tensor-core", task::to_string(t.tensor_cores)) : std::string("FP32");
     if (t.roofline_flops)
-      if (auto f = t.roofline_flops->evaluate(set->values))
-        parts.push_back(fmt::format("{:.2f} TFLOP/s = {:.0f}% of the {:.1f} TFLOP/s FP32 peak", f->as_double() / secs / 1e12,
-                                    100 * f->as_double() / secs / 1e12 / hw.peak_fp32_tflops(), hw.peak_fp32_tflops()));
+      if (auto f = t.roofline_flops->evaluate(set->values); f && f->as_double() > 0)
+        parts.push_back(fmt::format("{:.2f} TFLOP/s = {:.0f}% of the {:.1f} TFLOP/s {} peak", f->as_double() / secs / 1e12,
+                                    100 * f->as_double() / secs / 1e12 / peak, peak, unit));
     if (!parts.empty()) out += fmt::format("- {}: {}\n", s.size_set, fmt::join(parts, "; "));
   }
   return out;

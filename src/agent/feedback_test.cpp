@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "agent/feedback.h"
 #include "eval/pipeline.h"
 #include "gpu/fake_worker.h"
@@ -28,6 +30,27 @@ TEST(Feedback, ASanitizerReportGoesBackWithItsMeaning) {
   EXPECT_NE(fb.find("no bar.sync between them"), std::string::npos) << fb;
   EXPECT_EQ(fb.find("by thread"), std::string::npos) << "a held-back run's thread and block stay out";
   EXPECT_NE(fb.find("Result: FAILED at sanitize: racecheck"), std::string::npos) << fb;
+}
+
+TEST(Feedback, ATensorCoreTaskIsMeasuredAgainstTheTensorCorePeak) {
+  task::Task t = *task::load_task(std::string(PTXFORGE_SOURCE_DIR) + "/tasks/level2/hgemm_mma");
+  Hardware hw = *find_hardware("h200");
+  eval::RunRecord r;
+  gpu::TimeReport tr;
+  gpu::SizeTiming st;
+  st.size_set = "4096";
+  st.candidate.median_ms = 0.25;  // 2 * 4096^3 flops in 0.25 ms: 549.8 TFLOP/s
+  tr.sizes.push_back(st);
+  r.time = tr;
+  std::string line = roofline_summary(t, r, hw);
+  double f16 = *hw.peak_tensor_tflops(task::TensorCores::f16);
+  EXPECT_NEAR(f16, 4096.0 * 132 * 1.98e9 / 1e12, 1) << "H200: 4096 dense f16 flops per SM per clock";
+  EXPECT_NE(line.find(fmt::format("549.76 TFLOP/s = {:.0f}% of the {:.1f} TFLOP/s f16 tensor-core peak", 100 * 549.755813888 / f16, f16)),
+            std::string::npos)
+      << line;
+  EXPECT_EQ(line.find("FP32"), std::string::npos) << line;
+  EXPECT_NE(hw.describe().find("Dense tensor-core peaks about 1071 TFLOP/s f16/bf16, 535 tf32, 2141 fp8"), std::string::npos)
+      << hw.describe();
 }
 
 TEST(Feedback, WrongResultsPerformanceAndTheHeldBackSizesStayHidden) {

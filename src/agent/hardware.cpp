@@ -31,7 +31,28 @@ std::string Hardware::arch() const {
   return fmt::format("sm_{}{}{}", cc_major, cc_minor, cc_major >= 9 ? "a" : "");
 }
 
+std::optional<double> Hardware::peak_tensor_tflops(task::TensorCores precision) const {
+  gpu::DeviceInfo info;
+  info.cc_major = cc_major;
+  info.cc_minor = cc_minor;
+  info.sms = sms;
+  info.clock_khz = static_cast<int>(clock_mhz * 1000);
+  auto flops = gpu::tensor_peak_flops(info, precision);
+  return flops ? std::optional<double>(*flops / 1e12) : std::nullopt;
+}
+
 std::string Hardware::describe() const {
+  std::string tensor;
+  auto f16 = peak_tensor_tflops(task::TensorCores::f16), tf32 = peak_tensor_tflops(task::TensorCores::tf32),
+       fp8 = peak_tensor_tflops(task::TensorCores::fp8);
+  if (f16 && tf32)
+    tensor = fmt::format(" Dense tensor-core peaks about {:.0f} TFLOP/s f16/bf16, {:.0f} tf32{} (data-sheet rates per SM "
+                         "and clock, not measured).",
+                         *f16, *tf32, fp8 && cc_major >= 9 ? fmt::format(", {:.0f} fp8", *fp8) : std::string());
+  return tensor.empty() ? describe_base() : describe_base() + tensor;
+}
+
+std::string Hardware::describe_base() const {
   return fmt::format(
       "{} ({}): compute capability {}.{}, target {}; {} SMs at {:.0f} MHz; {:.1f} GiB of memory at about {:.0f} GB/s peak; "
       "L2 {:.1f} MB; shared memory {} KB per SM, up to {} KB per block (above 48 KB needs the opt-in the harness does "

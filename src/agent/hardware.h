@@ -1,12 +1,15 @@
 // The hardware a prompt describes and feedback measures against: the GPU's facts (from the
 // worker) when there is one, else a named profile (`h200`). Peak bandwidth and FP32 throughput are
-// derived from the same figures (memory clock x bus width x 2; SMs x 128 FMA x 2 x clock).
+// derived from the same figures (memory clock x bus width x 2; SMs x 128 FMA x 2 x clock);
+// tensor-core peaks from a per-architecture table scaled by SMs and clock.
 #pragma once
 
 #include <optional>
 #include <string>
 
 #include "gpu/measurement.h"
+#include "task/task_spec.h"
+#include "gpu/peaks.h"
 #include "util/result.h"
 
 namespace ptxforge::agent {
@@ -22,8 +25,14 @@ struct Hardware {
   int bus_width_bits = 0;
   double peak_bandwidth_gbs() const { return memory_clock_mhz * 1e6 * 2 * bus_width_bits / 8 / 1e9; }
   double peak_fp32_tflops() const { return sms * 128.0 * 2 * clock_mhz * 1e6 / 1e12; }
+  // Dense tensor-core TFLOP/s at a precision (gpu::tensor_peak_flops's table); unset where
+  // the table has no figure for this GPU.
+  std::optional<double> peak_tensor_tflops(task::TensorCores precision) const;
   std::string arch() const;  // sm_90a
   std::string describe() const;  // the prompt's hardware section
+ private:
+  std::string describe_base() const;
+ public:
 };
 
 // "" = the GPU whose facts `gpu` holds (asked of the worker: this process never loads the

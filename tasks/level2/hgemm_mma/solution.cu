@@ -106,22 +106,29 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4],
 __device__ __forceinline__ unsigned a_off(unsigned row, unsigned chunk) {
   return row * 64u + ((chunk ^ ((row >> 1) & 3u)) << 4);
 }
+template <unsigned ROW_BYTES>
 __device__ __forceinline__ unsigned b_off(unsigned krow, unsigned chunk) {
-  return krow * 256u + ((chunk ^ (krow & 7u)) << 4);
+  return krow * ROW_BYTES + ((chunk ^ (krow & 7u)) << 4);
 }
 
-}  // namespace
-
-extern "C" __global__ void __launch_bounds__(NTHREADS, 2)
-    hgemm(const __half* a, const __half* b, float* c, unsigned m, unsigned n, unsigned k) {
-  extern __shared__ __align__(128) unsigned char smem[];
-  const unsigned smem_base = (unsigned)__cvta_generic_to_shared(smem);
+// The block tile is 128 x BN_ (BN_ = 128 or 64), 4 warps in a 2 x 2 grid, each warp 64 x BN_/2.
+template <int BN_>
+__device__ __forceinline__ void gemm_tile(unsigned smem_base, const __half* a, const __half* b, float* c,
+                                          unsigned m, unsigned n, unsigned k) {
+  constexpr int WN = BN_ / 2;                // columns per warp: 64 or 32
+  constexpr int NI = WN / 8;                 // n8 mma tiles per warp: 8 or 4
+  constexpr int NJ = NI / 2;                 // ldmatrix.x4.trans per k16 step: 4 or 2
+  constexpr unsigned B_CHUNKS = BN_ / 8;     // 16-byte chunks in one k-row of the B tile: 16 or 8
+  constexpr unsigned B_ROW_BYTES = BN_ * 2;  // 256 or 128
+  constexpr int B_LOADS = BK * B_CHUNKS / NTHREADS;           // cp.async per thread per stage: 4 or 2
+  constexpr unsigned B_ROWS_PER_PASS = NTHREADS / B_CHUNKS;   // 8 or 16
+  static_assert(A_STAGE_BYTES + BK * BN_ * 2 <= STAGE_BYTES, "stage overflow");
 
   const unsigned tid = threadIdx.x;
   const unsigned lane = tid & 31u;
   const unsigned warp = tid >> 5;
   const unsigned wm = warp >> 1;  // 0..1: rows wm*64 .. +63 of the block tile
-  const unsigned wn = warp & 1u;  // 0..1: cols wn*64 .. +63
+  const unsigned wn = warp & 1u;  // 0..1: cols wn*WN .. +WN-1
 
   // ---- grouped rasterization: a bijection of (blockIdx.x, blockIdx.y) onto tile (pm, pn) ----
   const unsigned grid_n = gridDim.x, grid_m = gridDim.y;
@@ -133,21 +140,23 @@ extern "C" __global__ void __launch_bounds__(NTHREADS, 2)
   const unsigned in_group = pid - group * per_group;
   const unsigned pm = first_m + in_group % group_rows;
   const unsigned pn = in_group / group_rows;
-  const unsigned bm = pm * BM;  // first row of C of this block
-  const unsigned bn = pn * BN;  // first column of C of this block
+  const unsigned bm = pm * BM;   // first row of C of this block
+  const unsigned bn = pn * BN_;  // first column of C of this block
 
   const unsigned long long ga = __cvta_generic_to_global(a);
   const unsigned long long gb = __cvta_generic_to_global(b);
 
   // ---- producer (cp.async) assignment, fixed per thread ----
   // A: 512 chunks a stage (128 rows x 4); thread tid takes rows (tid>>2) + 32 i, chunk tid&3.
-  // B: 512 chunks a stage (32 k-rows x 16); thread tid takes k-rows (tid>>4) + 8 i, chunk tid&15.
+  // B: BK x B_CHUNKS chunks; thread tid takes k-rows tid/B_CHUNKS + B_ROWS_PER_PASS i,
+  //    chunk tid % B_CHUNKS.
   const unsigned a_chunk = tid & 3u;
-  const unsigned b_chunk = tid & 15u;
+  const unsigned b_chunk = tid % B_CHUNKS;
+  const unsigned b_row0 = tid / B_CHUNKS;
   unsigned long long a_src[4];  // global byte address of (row, k = a_chunk*8) at k-tile 0
   bool a_row_ok[4];
   unsigned a_dst[4];
-  unsigned b_dst[4];
+  unsigned b_dst[B_LOADS];
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     const unsigned row = (tid >> 2) + 32u * i;
@@ -155,14 +164,15 @@ extern "C" __global__ void __launch_bounds__(NTHREADS, 2)
     a_row_ok[i] = grow < m;
     a_src[i] = ga + ((unsigned long long)grow * k + a_chunk * 8u) * 2ull;
     a_dst[i] = a_off(row, a_chunk);
-    const unsigned krow = (tid >> 4) + 8u * i;
-    b_dst[i] = A_STAGE_BYTES + b_off(krow, b_chunk);
   }
+#pragma unroll
+  for (int i = 0; i < B_LOADS; ++i)
+    b_dst[i] = A_STAGE_BYTES + b_off<B_ROW_BYTES>(b_row0 + B_ROWS_PER_PASS * i, b_chunk);
   const unsigned b_col = bn + b_chunk * 8u;
   const bool b_col_ok = b_col < n;  // n % 8 == 0: the whole chunk is in or out
-  // global byte address of B[(tid>>4)][b_col] at k-tile 0; k-row +8i adds 8 i n halves.
-  const unsigned long long b_src0 = gb + ((unsigned long long)(tid >> 4) * n + b_col) * 2ull;
-  const unsigned long long b_row_step = (unsigned long long)n * 16ull;  // 8 rows, bytes
+  // global byte address of B[b_row0][b_col] at k-tile 0
+  const unsigned long long b_src0 = gb + ((unsigned long long)b_row0 * n + b_col) * 2ull;
+  const unsigned long long b_pass_step = (unsigned long long)n * (2ull * B_ROWS_PER_PASS);  // bytes
 
   const unsigned ktiles = (k + BK - 1) / BK;
 
@@ -177,37 +187,38 @@ extern "C" __global__ void __launch_bounds__(NTHREADS, 2)
       const unsigned long long src = ok ? a_src[i] + (unsigned long long)k0 * 2ull : ga;
       cp_async_16(sbase + a_dst[i], src, ok ? 16u : 0u);
     }
-    // B: k-row k0 + (tid>>4) + 8 i, columns b_col .. +7
+    // B: k-row k0 + b_row0 + B_ROWS_PER_PASS i, columns b_col .. +7
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const unsigned krow = k0 + (tid >> 4) + 8u * i;
+    for (int i = 0; i < B_LOADS; ++i) {
+      const unsigned krow = k0 + b_row0 + B_ROWS_PER_PASS * i;
       const bool ok = b_col_ok && krow < k;
       const unsigned long long src =
-          ok ? b_src0 + (unsigned long long)k0 * n * 2ull + (unsigned long long)i * b_row_step : gb;
+          ok ? b_src0 + (unsigned long long)k0 * n * 2ull + (unsigned long long)i * b_pass_step : gb;
       cp_async_16(sbase + b_dst[i], src, ok ? 16u : 0u);
     }
   };
 
   // ---- consumer (ldmatrix) offsets inside a stage, fixed per thread ----
   // A piece (mi, kk): row wm*64 + mi*16 + (lane&15), logical chunk kk*2 + (lane>>4).
-  // B piece (nj, kk): k-row kk*16 + (lane&15), logical chunk wn*8 + nj*2 + (lane>>4).
+  // B piece (nj, kk): k-row kk*16 + (lane&15), logical chunk (wn*WN + nj*16)/8 + (lane>>4).
   unsigned a_ld[2][4];
-  unsigned b_ld[2][4];
+  unsigned b_ld[2][NJ];
 #pragma unroll
   for (int kk = 0; kk < 2; ++kk) {
 #pragma unroll
     for (int mi = 0; mi < 4; ++mi)
       a_ld[kk][mi] = a_off(wm * 64u + mi * 16u + (lane & 15u), kk * 2u + (lane >> 4));
 #pragma unroll
-    for (int nj = 0; nj < 4; ++nj)
-      b_ld[kk][nj] = A_STAGE_BYTES + b_off(kk * 16u + (lane & 15u), wn * 8u + nj * 2u + (lane >> 4));
+    for (int nj = 0; nj < NJ; ++nj)
+      b_ld[kk][nj] = A_STAGE_BYTES + b_off<B_ROW_BYTES>(kk * 16u + (lane & 15u),
+                                                        wn * (WN / 8) + nj * 2u + (lane >> 4));
   }
 
-  float acc[4][8][4];
+  float acc[4][NI][4];
 #pragma unroll
   for (int mi = 0; mi < 4; ++mi)
 #pragma unroll
-    for (int ni = 0; ni < 8; ++ni)
+    for (int ni = 0; ni < NI; ++ni)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[mi][ni][e] = 0.0f;
 
@@ -219,8 +230,8 @@ extern "C" __global__ void __launch_bounds__(NTHREADS, 2)
     cp_async_commit();
   }
 
-  unsigned stage = 0;                 // stage holding tile kt
-  unsigned load_stage = STAGES - 1;   // stage receiving tile kt + STAGES - 1
+  unsigned stage = 0;                // stage holding tile kt
+  unsigned load_stage = STAGES - 1;  // stage receiving tile kt + STAGES - 1
   for (unsigned kt = 0; kt < ktiles; ++kt) {
     // Groups committed so far: STAGES-1 + kt. Allowing STAGES-2 pending means groups 0..kt
     // (so tile kt) are complete for this thread; the barrier makes every thread's copies
@@ -236,16 +247,16 @@ extern "C" __global__ void __launch_bounds__(NTHREADS, 2)
 #pragma unroll
     for (int kk = 0; kk < 2; ++kk) {
       unsigned af[4][4];
-      unsigned bf[4][4];
+      unsigned bf[NJ][4];
 #pragma unroll
       for (int mi = 0; mi < 4; ++mi) ldsm_x4(af[mi], sbase + a_ld[kk][mi]);
 #pragma unroll
-      for (int nj = 0; nj < 4; ++nj) ldsm_x4_trans(bf[nj], sbase + b_ld[kk][nj]);
+      for (int nj = 0; nj < NJ; ++nj) ldsm_x4_trans(bf[nj], sbase + b_ld[kk][nj]);
       // bf[nj] = {b0, b1 of n-tile 2nj, b0, b1 of n-tile 2nj+1}
 #pragma unroll
       for (int mi = 0; mi < 4; ++mi)
 #pragma unroll
-        for (int nj = 0; nj < 4; ++nj) {
+        for (int nj = 0; nj < NJ; ++nj) {
           mma_16816(acc[mi][2 * nj], af[mi], bf[nj][0], bf[nj][1]);
           mma_16816(acc[mi][2 * nj + 1], af[mi], bf[nj][2], bf[nj][3]);
         }
@@ -256,14 +267,14 @@ extern "C" __global__ void __launch_bounds__(NTHREADS, 2)
   }
   cp_async_wait<0>();  // only empty groups can be pending here; drain them anyway
 
-  // ---- epilogue: acc[mi][ni] = C rows bm + wm*64 + mi*16 + g (+8), cols bn + wn*64 + ni*8 + 2t
+  // ---- epilogue: acc[mi][ni] = C rows bm + wm*64 + mi*16 + g (+8), cols bn + wn*WN + ni*8 + 2t
   const unsigned g = lane >> 2, t4 = lane & 3u;
 #pragma unroll
   for (int mi = 0; mi < 4; ++mi) {
     const unsigned r0 = bm + wm * 64u + mi * 16u + g;
 #pragma unroll
-    for (int ni = 0; ni < 8; ++ni) {
-      const unsigned col = bn + wn * 64u + ni * 8u + 2u * t4;
+    for (int ni = 0; ni < NI; ++ni) {
+      const unsigned col = bn + wn * WN + ni * 8u + 2u * t4;
       // col is even and n is a multiple of 8, so col < n implies col + 1 < n; the float2 is
       // 8-byte aligned because n and col are even.
       if (col < n) {
@@ -276,4 +287,22 @@ extern "C" __global__ void __launch_bounds__(NTHREADS, 2)
       }
     }
   }
+}
+
+}  // namespace
+
+// The launch picks the block width: grid.x = ceil_div(n, 128) for a 128 x 128 tile when that
+// grid has at least 132 blocks (one per SM of an H100/H200), else ceil_div(n, 64) for a
+// 128 x 64 tile, which doubles the blocks of a small problem. The kernel tells the two apart by
+// gridDim.x: with 128-wide tiles it is exactly ceil_div(n, 128); with 64-wide ones
+// ceil_div(n, 64), which is larger whenever n > 64 (for n <= 64 both are 1 and the 128-wide
+// path, which then covers all of n, runs).
+extern "C" __global__ void __launch_bounds__(NTHREADS, 2)
+    hgemm(const __half* a, const __half* b, float* c, unsigned m, unsigned n, unsigned k) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  const unsigned smem_base = (unsigned)__cvta_generic_to_shared(smem);
+  if (gridDim.x > (n + 127u) / 128u)
+    gemm_tile<64>(smem_base, a, b, c, m, n, k);
+  else
+    gemm_tile<128>(smem_base, a, b, c, m, n, k);
 }
