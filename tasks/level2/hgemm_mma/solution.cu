@@ -1,4 +1,4 @@
-// @launch grid=(ceil_div(n, 128), ceil_div(m, 128), 1) block=(128, 1, 1) smem=65536
+// @launch grid=(ceil_div(n, 128 / (2 - min(1, ceil_div(m, 128) * ceil_div(n, 128) / 132))), ceil_div(m, 128), 1) block=(128, 1, 1) smem=65536
 //
 // C (m x n, f32, row-major) = A (m x k, f16, row-major) * B (k x n, f16, row-major).
 // n and k are multiples of 8, so every 16-byte chunk (8 halves) of a row of A or B lies wholly
@@ -8,9 +8,15 @@
 //   * Block tile 128 (m) x 128 (n), k in steps of BK = 32, 128 threads = 4 warps in a 2 x 2
 //     grid, each warp owning a 64 x 64 piece of C: 4 (m16) x 8 (n8) mma tiles = 128 f32
 //     accumulators per thread.
+//   * When the 128 x 128 grid would have fewer than 132 blocks (fewer than the SMs of an
+//     H100/H200: the 1024^3, (1000, 1032, 328) and (7, 4104, 136) sizes), the launch line asks
+//     for ceil_div(n, 64) block columns instead and the kernel runs the same code with a
+//     128 x 64 block tile (warps 64 x 32), doubling the blocks. The kernel sees which from
+//     gridDim.x (see hgemm below).
 //   * 4-stage cp.async pipeline (cp.async.cg, 16 bytes, src-size 0 for chunks outside the
 //     matrix, so the shared tile holds zeros there). One stage = A 128x32 halves (8 KiB) +
-//     B 32x128 halves (8 KiB) = 16 KiB; 4 stages = 64 KiB of dynamic shared memory.
+//     B 32x128 halves (8 KiB) = 16 KiB; 4 stages = 64 KiB of dynamic shared memory (the
+//     64-wide variant uses 4 KiB of each stage's 8 KiB B area).
 //   * Fragments come from shared memory through ldmatrix.x4 (A) and ldmatrix.x4.trans (B),
 //     and feed mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32.
 //   * Both shared tiles are XOR-swizzled at 16-byte-chunk granularity so that the eight row
@@ -52,16 +58,18 @@
 //   A: 128 rows x 4 chunks (64 bytes a row): off = row*64 + ((chunk ^ ((row >> 1) & 3)) << 4).
 //      Eight consecutive rows r = 8q..8q+7 at one logical chunk c fall in 16-byte bank group
 //      (4 (r & 1) + (c ^ ((r >> 1) & 3))) mod 8: all eight differ.
-//   B: 32 rows (k) x 16 chunks (256 bytes a row), at byte 8192 of the stage:
-//      off = krow*256 + ((chunk ^ (krow & 7)) << 4). Eight consecutive k rows at one logical
-//      chunk c fall in bank group (c ^ (krow & 7)) mod 8: all eight differ.
+//   B: 32 rows (k) x 16 chunks (256 bytes a row; 64-wide variant: 8 chunks, 128 bytes), at
+//      byte 8192 of the stage: off = krow*ROW_BYTES + ((chunk ^ (krow & 7)) << 4). ROW_BYTES
+//      is a multiple of 128, so eight consecutive k rows at one logical chunk c fall in bank
+//      group (c ^ (krow & 7)) mod 8: all eight differ. (The XOR touches only the low 3 bits of
+//      the chunk, so the chunk stays inside its row.)
 // ---------------------------------------------------------------------------------------------
 #include <cuda_fp16.h>
 
 namespace {
 
 constexpr int BM = 128;
-constexpr int BN = 128;
+constexpr int BN = 128;  // the wide variant; the narrow one is 64 (gemm_tile<64>)
 constexpr int BK = 32;
 constexpr int STAGES = 4;
 constexpr int NTHREADS = 128;
