@@ -5,14 +5,20 @@
 // it, and the instrumented copy's counter for it stays at zero. Where no disassembler is
 // installed the stage says "SASS proof unavailable"; where no GPU verified the candidate, that
 // execution was not proven.
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "eval/stages.h"
+#include "eval/sanitize.h"
+#include "gpu/worker.h"
 #include "ptx/instrument.h"
 #include "ptx/parser.h"
 #include "toolchain/ptxas.h"
+#include "toolchain/ncu.h"
 #include "toolchain/sass.h"
+#include "util/paths.h"
 #include "util/text.h"
 
 namespace ptxforge::eval {
@@ -132,6 +138,58 @@ std::optional<ExecutedProblem> prove_executed(StageContext& ctx) {
   return std::nullopt;
 }
 
+// `--prove ncu`: the candidate (not the copy) runs the verify job's smallest shown case in a
+// worker started under ncu; every required family with SASS opcodes must have some thread
+// executing one with its predicate on. Returns a problem that fails the stage; where ncu
+// cannot run, r.ncu_note says why and nothing fails.
+std::optional<ExecutedProblem> prove_with_ncu(StageContext& ctx) {
+  RunRecord& r = ctx.record;
+  auto not_run = [&](std::string why) -> std::optional<ExecutedProblem> {
+    r.ncu_note = "ncu cross-check not run: " + why;
+    return std::nullopt;
+  };
+  std::optional<std::string> ncu = ctx.opts.ncu.empty() ? find_cuda_tool("ncu") : ctx.opts.ncu;
+  if (!ncu) return not_run("ncu is not installed");
+  if (ctx.worker_argv.empty()) return not_run("no worker process to profile");
+  const task::SizeSet* smallest = nullptr;
+  for (auto* s : ctx.task.size_sets(false))
+    if (!smallest || case_bytes(ctx.task, *s) < case_bytes(ctx.task, *smallest)) smallest = s;
+  if (!smallest) return not_run("the task shows no size set");
+  gpu::Job job = *ctx.job;
+  job.kind = gpu::JobKind::verify;
+  job.seeds = 1;
+  job.size_sets = {smallest->name};
+  job.executed_slots = 0;
+  std::vector<std::string> entries;
+  for (auto& l : ctx.candidate.launch.launches)
+    if (std::find(entries.begin(), entries.end(), l.entry) == entries.end()) entries.push_back(l.entry);
+  std::string report = ctx.work_dir + "/ncu";
+  gpu::WorkerClient profiled(toolchain::ncu_profile_argv(*ncu, report, entries,
+                                                         static_cast<int>(ctx.candidate.launch.launches.size()), ctx.worker_argv));
+  gpu::Outcome out = profiled.run(job, ctx.opts.verify_timeout * 20);  // replaying each kernel for every counter pass
+  profiled.finish(std::chrono::seconds(120));
+  if (out.failure)
+    return not_run(fmt::format("the profiled run failed: {}: {}", to_string(out.failure->kind), out.failure->message));
+  auto counters = toolchain::read_source_counters(*ncu, report + ".ncu-rep");
+  if (!counters) return not_run(counters.error().message);
+  std::vector<std::string> unseen;
+  for (auto& p : r.proofs) {
+    if (p.sass_opcodes.empty()) continue;
+    uint64_t threads = 0;
+    for (auto& op : p.sass_opcodes) threads += toolchain::counts_for(*counters, op).predicated_on;
+    p.ncu_threads = threads;
+    if (threads == 0 && p.executed == true)
+      unseen.push_back(fmt::format("{} (the instrumented copy counted {} warp executions over every case, ncu no thread "
+                                   "executing {} with its predicate on)",
+                                   p.family, p.executed_warps, fmt::join(p.sass_opcodes, "/")));
+  }
+  r.ncu_note = fmt::format("ncu SourceCounters over the candidate's launches of size set '{}', 1 seed", smallest->name);
+  if (!unseen.empty())
+    return ExecutedProblem{fmt::format("ncu disagrees on size set '{}': {}", smallest->name, fmt::join(unseen, "; ")),
+                           fmt::format("ncu disagrees on size set '{}': {}", smallest->name, fmt::join(unseen, "; "))};
+  return std::nullopt;
+}
+
 StageResult failed(ExecutedProblem p) {
   StageResult s = verdict(StageStatus::failed, std::move(p.person));
   if (p.model != s.summary) {
@@ -199,8 +257,13 @@ StageResult prove(StageContext& ctx) {
                    fmt::format("{}: the instrumented copy counted no warp running it on any verify case", fmt::join(idle, "; ")));
   std::vector<std::string> counts;
   for (auto& p : r.proofs) counts.push_back(fmt::format("{} {}", p.family, p.executed_warps));
-  return verdict(StageStatus::passed, fmt::format("all {} required instruction families {} and executed (warp executions: {})",
-                                                  r.proofs.size(), where, fmt::join(counts, ", ")));
+  std::string summary = fmt::format("all {} required instruction families {} and executed (warp executions: {})",
+                                    r.proofs.size(), where, fmt::join(counts, ", "));
+  if (ctx.opts.prove_ncu) {
+    if (auto problem = prove_with_ncu(ctx)) return failed(std::move(*problem));
+    summary += "; " + (starts_with(r.ncu_note, "ncu cross-check not run") ? r.ncu_note : "ncu agrees");
+  }
+  return verdict(StageStatus::passed, summary);
 }
 
 }  // namespace ptxforge::eval

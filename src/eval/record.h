@@ -51,6 +51,7 @@ struct InstructionProof {
   std::vector<std::string> sass_opcodes;  // the opcodes that would prove it ("HGMMA", ...)
   int sass_count = 0;                     // how many of them the listing holds
   uint64_t executed_warps = 0;            // warp-level executions the instrumented copy counted
+  std::optional<uint64_t> ncu_threads;    // `--prove ncu`: predicated-on thread executions of sass_opcodes
 };
 
 // What the physical-limit gate held the timings to, and what each shown size set achieved.
@@ -76,6 +77,7 @@ struct RunRecord {
   std::vector<InstructionProof> proofs;
   std::string sass_note;  // the disassembler the SASS proof used, or why it is unavailable
   std::string executed_note;  // how the executed proof ran, or why it did not
+  std::string ncu_note;       // `--prove ncu`: what ncu profiled, or why it could not
   std::optional<PhysicalLimits> limits;  // when the time stage judged timings
   std::vector<std::string> flags;       // results let through by --allow-suspicious, ...
   bool gpu_verified = false;            // verify passed on a real GPU

@@ -88,11 +88,13 @@ std::string render_report_text(const RunRecord& r, bool color) {
     for (auto& p : r.proofs) {
       std::string sass = p.sass_opcodes.empty() ? "-" : fmt::format("{} ({})", yes_no(p.in_sass), p.sass_count);
       std::string ran = p.executed ? fmt::format("{} ({} warps)", yes_no(p.executed), p.executed_warps) : "-";
-      out += fmt::format("    {:<24} ptx {} ({})  sass {}  executed {}\n", p.family, p.in_ptx ? "yes" : "NO", p.ptx_count,
-                         sass, ran);
+      std::string ncu = p.ncu_threads ? fmt::format("  ncu {} threads", *p.ncu_threads) : "";
+      out += fmt::format("    {:<24} ptx {} ({})  sass {}  executed {}{}\n", p.family, p.in_ptx ? "yes" : "NO", p.ptx_count,
+                         sass, ran, ncu);
     }
     if (!r.sass_note.empty()) out += fmt::format("    SASS from: {}\n", r.sass_note);
     if (!r.executed_note.empty()) out += fmt::format("    executed: {}\n", r.executed_note);
+    if (!r.ncu_note.empty()) out += fmt::format("    ncu: {}\n", r.ncu_note);
   }
   if (r.guard == gpu::GuardMode::canary)
     out += fmt::format("  {}\n", paint("note: no guard pages, canaries only: " + r.guard_note, "33", color));
@@ -161,10 +163,12 @@ std::string render_report_json(const RunRecord& r) {
     pj["sass_count"] = p.sass_count;
     pj["executed"] = p.executed ? json(*p.executed) : json(nullptr);
     pj["executed_warps"] = p.executed_warps;
+    if (p.ncu_threads) pj["ncu_threads"] = *p.ncu_threads;
     j["proofs"].push_back(pj);
   }
   if (!r.sass_note.empty()) j["sass_note"] = r.sass_note;
   if (!r.executed_note.empty()) j["executed_note"] = r.executed_note;
+  if (!r.ncu_note.empty()) j["ncu_note"] = r.ncu_note;
   j["flags"] = r.flags;
   return j.dump(2, ' ', false, json::error_handler_t::replace);
 }

@@ -42,6 +42,8 @@ bool reveals_size(std::string_view line) {
   return false;
 }
 
+}  // namespace
+
 int64_t case_bytes(const task::Task& t, const task::SizeSet& set) {
   int64_t total = 0;
   for (auto& p : t.params) {
@@ -51,8 +53,6 @@ int64_t case_bytes(const task::Task& t, const task::SizeSet& set) {
   }
   return total;
 }
-
-}  // namespace
 
 std::string_view to_string(SanitizerTool t) {
   for (auto& [tool, name] : kToolNames)

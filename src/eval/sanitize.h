@@ -53,6 +53,8 @@ std::vector<std::string> sanitizer_argv(const std::string& sanitizer, SanitizerT
 // since bounds bite at odd sizes; racecheck and initcheck, which are far slower, on the
 // smallest shown set and the smallest held-back one.
 std::vector<std::string> sanitizer_size_sets(const task::Task& t, SanitizerTool tool);
+// The bytes of every buffer of the task on size set `set` (how big one case is).
+int64_t case_bytes(const task::Task& t, const task::SizeSet& set);
 
 // The job to send under `tool`: one seed, the tool's size sets, the tool's placement.
 gpu::Job sanitizer_job(const gpu::Job& verify_job, const task::Task& t, SanitizerTool tool);

@@ -27,6 +27,10 @@ struct RunOptions {
   std::optional<uint64_t> seed;
   bool time = true;
   bool sanitize = false;
+  // Cross-check the executed proof with Nsight Compute (`--prove ncu`): the candidate's launches
+  // of one case profiled with SourceCounters; a required family ncu saw no thread execute fails.
+  bool prove_ncu = false;
+  std::string ncu;  // the ncu to run ("" = the CUDA toolkit's)
   // Report an impossible time (faster than the GPU's peaks) or a suspicious one (over 10x the
   // vendor library) as a flag instead of failing the time stage.
   bool allow_suspicious = false;

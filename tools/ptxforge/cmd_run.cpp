@@ -15,7 +15,7 @@ namespace ptxforge::cli {
 
 int cmd_run(const std::vector<std::string>& args) {
   CLI::App app("Check, assemble, verify on the GPU, time and prove one candidate for a task", "run");
-  std::string task_name, sizes = "all", arch, launch, seed_text;
+  std::string task_name, sizes = "all", arch, launch, seed_text, prove = "sass";
   std::vector<std::string> candidates;
   int seeds = 3;
   double timeout = 30;
@@ -34,6 +34,10 @@ int cmd_run(const std::vector<std::string>& args) {
   app.add_option("--timeout", timeout, "seconds before a hanging verify is killed")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_flag("--no-time", no_time, "skip the timing stage");
   app.add_flag("--sanitize", sanitize, "also run the verify job under compute-sanitizer's memcheck, racecheck, synccheck and initcheck");
+  app.add_option("--prove", prove,
+                 "how required instructions are proven: sass (in the PTX, in the SASS, and counted executing in an "
+                 "instrumented copy) or ncu (all that, and Nsight Compute must see each execute)")
+      ->check(CLI::IsMember({"sass", "ncu"}))->capture_default_str();
   app.add_flag("--allow-suspicious", allow_suspicious,
                "let a time faster than the GPU's peaks, or over 10x the vendor library, pass as a flag");
   app.add_flag("--json", json, "print one JSON array of result records (docs/json.md)");
@@ -72,6 +76,7 @@ int cmd_run(const std::vector<std::string>& args) {
   opts.time = !no_time;
   opts.sanitize = sanitize;
   opts.allow_suspicious = allow_suspicious;
+  opts.prove_ncu = prove == "ncu";
   opts.arch = arch;
   opts.launch_path = launch;
   opts.verify_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout * 1000));

@@ -70,16 +70,24 @@ namespace {
 
 constexpr int BM = 128;
 constexpr int BN = 128;  // the wide variant; the narrow one is 64 (gemm_tile<64>)
-constexpr int BK = 32;
-constexpr int STAGES = 4;
+#ifndef HG_BK
+#define HG_BK 32
+#endif
+#ifndef HG_STAGES
+#define HG_STAGES 4
+#endif
+constexpr int BK = HG_BK;  // 32 or 64
+constexpr int STAGES = HG_STAGES;
+constexpr unsigned A_CHUNKS = BK / 8;  // 16-byte chunks in one row of the A tile: 4 or 8
+constexpr int KSTEPS = BK / 16;        // k16 mma steps per k-tile
+static_assert(BK == 32 || BK == 64, "a_off supports BK 32 and 64");
 constexpr int NTHREADS = 128;
-constexpr int A_STAGE_BYTES = BM * BK * 2;                     // 8192
-constexpr int B_STAGE_BYTES = BK * BN * 2;                     // 8192
-constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;     // 16384
-constexpr int SMEM_BYTES = STAGES * STAGE_BYTES;               // 65536 (the @launch smem=)
+constexpr int A_STAGE_BYTES = BM * BK * 2;                     // 8192 (BK 32)
+constexpr int B_STAGE_BYTES = BK * BN * 2;                     // 8192 (BK 32)
+constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;     // 16384 (BK 32)
+constexpr int SMEM_BYTES = STAGES * STAGE_BYTES;               // the @launch smem=
 constexpr unsigned GROUP_M = 8;                                // block-rows per raster group
 
-static_assert(SMEM_BYTES == 65536, "keep the @launch smem= in step");
 
 __device__ __forceinline__ void cp_async_16(unsigned dst, unsigned long long src, unsigned src_size) {
   // src_size is 16 (copy) or 0 (write 16 zero bytes, read nothing).
@@ -112,7 +120,10 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4],
 }
 
 __device__ __forceinline__ unsigned a_off(unsigned row, unsigned chunk) {
-  return row * 64u + ((chunk ^ ((row >> 1) & 3u)) << 4);
+  if constexpr (BK == 64)
+    return row * 128u + ((chunk ^ (row & 7u)) << 4);
+  else
+    return row * 64u + ((chunk ^ ((row >> 1) & 3u)) << 4);
 }
 template <unsigned ROW_BYTES>
 __device__ __forceinline__ unsigned b_off(unsigned krow, unsigned chunk) {
@@ -158,16 +169,18 @@ __device__ __forceinline__ void gemm_tile(unsigned smem_base, const __half* a, c
   // A: 512 chunks a stage (128 rows x 4); thread tid takes rows (tid>>2) + 32 i, chunk tid&3.
   // B: BK x B_CHUNKS chunks; thread tid takes k-rows tid/B_CHUNKS + B_ROWS_PER_PASS i,
   //    chunk tid % B_CHUNKS.
-  const unsigned a_chunk = tid & 3u;
+  constexpr int A_LOADS = BM * A_CHUNKS / NTHREADS;         // 4 (BK 32) or 8 (BK 64)
+  constexpr unsigned A_ROWS_PER_PASS = NTHREADS / A_CHUNKS;  // 32 or 16
+  const unsigned a_chunk = tid % A_CHUNKS;
   const unsigned b_chunk = tid % B_CHUNKS;
   const unsigned b_row0 = tid / B_CHUNKS;
-  unsigned long long a_src[4];  // global byte address of (row, k = a_chunk*8) at k-tile 0
-  bool a_row_ok[4];
-  unsigned a_dst[4];
+  unsigned long long a_src[A_LOADS];  // global byte address of (row, k = a_chunk*8) at k-tile 0
+  bool a_row_ok[A_LOADS];
+  unsigned a_dst[A_LOADS];
   unsigned b_dst[B_LOADS];
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const unsigned row = (tid >> 2) + 32u * i;
+  for (int i = 0; i < A_LOADS; ++i) {
+    const unsigned row = tid / A_CHUNKS + A_ROWS_PER_PASS * i;
     const unsigned grow = bm + row;
     a_row_ok[i] = grow < m;
     a_src[i] = ga + ((unsigned long long)grow * k + a_chunk * 8u) * 2ull;
@@ -190,7 +203,7 @@ __device__ __forceinline__ void gemm_tile(unsigned smem_base, const __half* a, c
     // A: chunk covers k0 + a_chunk*8 .. +7
     const bool a_k_ok = k0 + a_chunk * 8u < k;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < A_LOADS; ++i) {
       const bool ok = a_row_ok[i] && a_k_ok;
       const unsigned long long src = ok ? a_src[i] + (unsigned long long)k0 * 2ull : ga;
       cp_async_16(sbase + a_dst[i], src, ok ? 16u : 0u);
@@ -209,18 +222,17 @@ __device__ __forceinline__ void gemm_tile(unsigned smem_base, const __half* a, c
   // ---- consumer (ldmatrix) offsets inside a stage, fixed per thread ----
   // A piece (mi, kk): row wm*64 + mi*16 + (lane&15), logical chunk kk*2 + (lane>>4).
   // B piece (nj, kk): k-row kk*16 + (lane&15), logical chunk (wn*WN + nj*16)/8 + (lane>>4).
-  unsigned a_ld[2][4];
-  unsigned b_ld[2][NJ];
+  // Only kk = 0 is stored: the A chunk bits (4 and up) are XOR-ed with the row's pattern, and
+  // logical chunk kk*2 + (lane>>4) == (lane>>4) ^ (kk*2), so the A offset for kk is
+  // a_ld[mi] ^ (kk * 32) (the row part, a multiple of 64, is untouched). For B, krow & 7 ==
+  // lane & 7 for every kk, so the offset for kk is b_ld[nj] + kk * 16 * B_ROW_BYTES.
+  unsigned a_ld[4];
+  unsigned b_ld[NJ];
 #pragma unroll
-  for (int kk = 0; kk < 2; ++kk) {
+  for (int mi = 0; mi < 4; ++mi) a_ld[mi] = a_off(wm * 64u + mi * 16u + (lane & 15u), lane >> 4);
 #pragma unroll
-    for (int mi = 0; mi < 4; ++mi)
-      a_ld[kk][mi] = a_off(wm * 64u + mi * 16u + (lane & 15u), kk * 2u + (lane >> 4));
-#pragma unroll
-    for (int nj = 0; nj < NJ; ++nj)
-      b_ld[kk][nj] = A_STAGE_BYTES + b_off<B_ROW_BYTES>(kk * 16u + (lane & 15u),
-                                                        wn * (WN / 8) + nj * 2u + (lane >> 4));
-  }
+  for (int nj = 0; nj < NJ; ++nj)
+    b_ld[nj] = A_STAGE_BYTES + b_off<B_ROW_BYTES>(lane & 15u, wn * (WN / 8) + nj * 2u + (lane >> 4));
 
   float acc[4][NI][4];
 #pragma unroll
@@ -253,13 +265,13 @@ __device__ __forceinline__ void gemm_tile(unsigned smem_base, const __half* a, c
 
     const unsigned sbase = smem_base + stage * STAGE_BYTES;
 #pragma unroll
-    for (int kk = 0; kk < 2; ++kk) {
+    for (int kk = 0; kk < KSTEPS; ++kk) {
       unsigned af[4][4];
       unsigned bf[NJ][4];
 #pragma unroll
-      for (int mi = 0; mi < 4; ++mi) ldsm_x4(af[mi], sbase + a_ld[kk][mi]);
+      for (int mi = 0; mi < 4; ++mi) ldsm_x4(af[mi], sbase + (a_ld[mi] ^ (kk * 32u)));
 #pragma unroll
-      for (int nj = 0; nj < NJ; ++nj) ldsm_x4_trans(bf[nj], sbase + b_ld[kk][nj]);
+      for (int nj = 0; nj < NJ; ++nj) ldsm_x4_trans(bf[nj], sbase + b_ld[nj] + kk * 16u * B_ROW_BYTES);
       // bf[nj] = {b0, b1 of n-tile 2nj, b0, b1 of n-tile 2nj+1}
 #pragma unroll
       for (int mi = 0; mi < 4; ++mi)
