@@ -6,6 +6,7 @@
 // installed the stage says "SASS proof unavailable"; where no GPU verified the candidate, that
 // execution was not proven.
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -129,10 +130,26 @@ std::optional<ExecutedProblem> prove_executed(StageContext& ctx) {
   if (out.verify->executed.size() != families.size())
     return plain(fmt::format("the worker returned {} execution counters for {} families", out.verify->executed.size(),
                              families.size()));
+  std::vector<std::string> token;
   for (size_t i = 0; i < families.size(); ++i) {
-    r.proofs[i].executed = out.verify->executed[i] > 0;
-    r.proofs[i].executed_warps = out.verify->executed[i];
+    InstructionProof& p = r.proofs[i];
+    p.executed = out.verify->executed[i] > 0;
+    p.executed_warps = out.verify->executed[i];
+    // [min_executed]: the work the family must carry, summed over the cases the copy ran.
+    auto need = ctx.task.min_executed.find(families[i]);
+    if (need == ctx.task.min_executed.end()) continue;
+    double sum = 0;
+    for (auto& c : out.verify->cases)
+      for (auto& set : ctx.task.sizes)
+        if (set.name == c.size_set)
+          if (auto v = need->second.evaluate(set.values)) sum += v->as_double();
+    p.min_warps = static_cast<uint64_t>(std::ceil(sum));
+    if (p.executed && p.executed_warps < p.min_warps)
+      token.push_back(fmt::format("{} ran {} warp executions where the task's work needs at least {}", p.family,
+                                  p.executed_warps, p.min_warps));
   }
+  if (!token.empty())
+    return plain(fmt::format("{}: the required instructions do only part of the work", fmt::join(token, "; ")));
   r.executed_note = fmt::format("counted in an instrumented copy over {}", out.verify->cases.size() == 1 ? std::string("1 case")
                                                                                     : fmt::format("{} cases", out.verify->cases.size()));
   return std::nullopt;

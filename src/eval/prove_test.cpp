@@ -123,6 +123,29 @@ TEST_F(ProveTest, AFamilyNoWarpReachedFailsProve) {
   EXPECT_NE(feedback.find("## Required instructions that never ran\nbra is in the machine code"), std::string::npos) << feedback;
 }
 
+TEST_F(ProveTest, AFamilyThatCarriesOnlyATokenPartOfTheWorkFails) {
+  // One warp execution of add.f32 per 32 elements at least, summed over the cases the copy ran
+  // (small: n = 1024 and odd: n = 1000003 here): 31283.
+  task_.min_executed.emplace("add.f32", *task::SizeExpr::parse("ceil_div(n, 32)"));
+  gpu::FakeWorker w;
+  w.answer = ScriptedGpu{{4096, 12}};
+  RunRecord r = run(w, solution());
+  const StageResult* prove = r.find_stage(StageId::prove);
+  EXPECT_EQ(prove->status, StageStatus::failed);
+  EXPECT_NE(prove->summary.find("add.f32 ran 4096 warp executions where the task's work needs at least 31283: the required "
+                                "instructions do only part of the work"),
+            std::string::npos)
+      << prove->summary;
+  EXPECT_EQ(r.proofs[0].min_warps, 31283u);
+
+  gpu::FakeWorker enough;
+  enough.answer = ScriptedGpu{{31283, 12}};
+  RunRecord ok = run(enough, solution());
+  EXPECT_EQ(ok.find_stage(StageId::prove)->status, StageStatus::passed) << ok.find_stage(StageId::prove)->summary;
+  EXPECT_NE(render_report_text(ok).find("executed yes (31283 warps, at least 31283 needed)"), std::string::npos)
+      << render_report_text(ok);
+}
+
 TEST_F(ProveTest, TheCopyMustStillVerifyAndAHeldBackFailureIsNotNamedToTheModel) {
   gpu::FakeWorker w;
   ScriptedGpu g{{1, 1}};

@@ -87,7 +87,9 @@ std::string render_report_text(const RunRecord& r, bool color) {
     auto yes_no = [](const std::optional<bool>& b) { return b ? (*b ? "yes" : "NO") : "-"; };
     for (auto& p : r.proofs) {
       std::string sass = p.sass_opcodes.empty() ? "-" : fmt::format("{} ({})", yes_no(p.in_sass), p.sass_count);
-      std::string ran = p.executed ? fmt::format("{} ({} warps)", yes_no(p.executed), p.executed_warps) : "-";
+      std::string ran = p.executed ? fmt::format("{} ({} warps{})", yes_no(p.executed), p.executed_warps,
+                                                 p.min_warps ? fmt::format(", at least {} needed", p.min_warps) : "")
+                                   : "-";
       std::string ncu = p.ncu_threads ? fmt::format("  ncu {} threads", *p.ncu_threads) : "";
       out += fmt::format("    {:<24} ptx {} ({})  sass {}  executed {}{}\n", p.family, p.in_ptx ? "yes" : "NO", p.ptx_count,
                          sass, ran, ncu);
@@ -163,6 +165,7 @@ std::string render_report_json(const RunRecord& r) {
     pj["sass_count"] = p.sass_count;
     pj["executed"] = p.executed ? json(*p.executed) : json(nullptr);
     pj["executed_warps"] = p.executed_warps;
+    if (p.min_warps) pj["min_warps"] = p.min_warps;
     if (p.ncu_threads) pj["ncu_threads"] = *p.ncu_threads;
     j["proofs"].push_back(pj);
   }

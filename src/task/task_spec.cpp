@@ -448,6 +448,19 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
     for (auto& t : *req)
       if (auto s = t.value<std::string>()) task.required_instructions.push_back(*s);
   if (auto b = root["racecheck"].value<bool>()) task.racecheck = *b;
+  if (const toml::table* me = root["min_executed"].as_table()) {
+    for (auto& [k, v] : *me) {
+      std::string family(k.str());
+      if (std::find(task.required_instructions.begin(), task.required_instructions.end(), family) ==
+          task.required_instructions.end()) {
+        r.error(&v, fmt::format("[min_executed] names '{}', which is not in required_instructions", family));
+        continue;
+      }
+      if (auto e = r.expr(*me, k.str(), true, Reader::loc_of(me))) task.min_executed.emplace(family, *e);
+    }
+  } else if (root.contains("min_executed")) {
+    r.error(root.get("min_executed"), "min_executed must be a table: \"family\" = \"expression of the sizes\"");
+  }
 
   check_task_keys(root, diags);
   read_params(r, root, task, diags);

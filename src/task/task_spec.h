@@ -83,6 +83,10 @@ struct Task {
   std::map<std::string, Tolerance> tolerance;  // per output; missing ones get the defaults
   std::optional<Baseline> baseline;
   std::vector<std::string> required_instructions;  // opcode families, e.g. "wgmma.mma_async"
+  // [min_executed]: per required family, the fewest warp executions one case must show in the
+  // prove stage's count (an expression of the sizes), so that a family used for a token part
+  // of the work (one mma while FMAs do the rest) fails.
+  std::map<std::string, SizeExpr> min_executed;
   std::string min_target = "sm_80";
   double time_budget_s = 10;
   bool racecheck = false;

@@ -215,6 +215,21 @@ TEST(TaskKeys, ALtMatmulBaselineTakesOnlyTypesCublasLtComputes) {
   EXPECT_NE(error_of(bad_major).find("b_major is \"n\""), std::string::npos) << error_of(bad_major);
 }
 
+TEST(TaskKeys, MinExecutedNamesARequiredFamilyAndAnExpression) {
+  auto t = hgemm_with("", "");
+  ASSERT_TRUE(t.ok()) << error_of(t);
+  ASSERT_EQ(t->min_executed.count("mma.sync"), 1u);
+  auto v = t->min_executed.at("mma.sync").evaluate_int({{"m", 64}, {"n", 64}, {"k", 64}});
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*v, 64);
+  auto stray = hgemm_with("\"ldmatrix\" = ", "\"wgmma.mma_async\" = ");
+  EXPECT_NE(error_of(stray).find("[min_executed] names 'wgmma.mma_async', which is not in required_instructions"),
+            std::string::npos)
+      << error_of(stray);
+  auto bad = hgemm_with("\"m * n * k / 4096\"", "\"m * n * q\"");
+  EXPECT_NE(error_of(bad).find("q"), std::string::npos) << error_of(bad);
+}
+
 TEST(TaskRoofline, IsRequiredAndItsBytesMustBePositiveOnEverySizeSet) {
   auto missing = edited("[roofline]\nbytes = \"8 * n\"\nflops = \"n\"\n", "");
   EXPECT_NE(error_of(missing).find("missing [roofline] table"), std::string::npos) << error_of(missing);

@@ -70,6 +70,8 @@ namespace {
 
 constexpr int BM = 128;
 constexpr int BN = 128;  // the wide variant; the narrow one is 64 (gemm_tile<64>)
+// Tunables (defaults measured best at 4096^3 on an H200 among BK 32/64 x 3-5 stages). The
+// launch line's smem= must equal SMEM_BYTES = HG_STAGES * 128 * HG_BK * 4: 65536 by default.
 #ifndef HG_BK
 #define HG_BK 32
 #endif
@@ -87,6 +89,10 @@ constexpr int B_STAGE_BYTES = BK * BN * 2;                     // 8192 (BK 32)
 constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;     // 16384 (BK 32)
 constexpr int SMEM_BYTES = STAGES * STAGE_BYTES;               // the @launch smem=
 constexpr unsigned GROUP_M = 8;                                // block-rows per raster group
+static_assert(SMEM_BYTES <= 227 * 1024, "more dynamic shared memory than an SM has");
+#if HG_BK == 32 && HG_STAGES == 4
+static_assert(SMEM_BYTES == 65536, "keep the launch line's smem= in step");
+#endif
 
 
 __device__ __forceinline__ void cp_async_16(unsigned dst, unsigned long long src, unsigned src_size) {
