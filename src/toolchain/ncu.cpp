@@ -85,6 +85,8 @@ std::vector<std::string> ncu_profile_argv(const std::string& ncu, const std::str
                                    "--target-processes", "all",
                                    "--kernel-name", fmt::format("regex:^({})$", fmt::join(names, "|")),
                                    "--launch-count", std::to_string(std::max(1, launches)),
+                                   // ncu's own messages go to a file: the worker's stdout carries its replies
+                                   "--log-file", report + ".log",
                                    "-f", "-o", report};
   argv.insert(argv.end(), worker_argv.begin(), worker_argv.end());
   return argv;

@@ -43,6 +43,7 @@ TEST(NcuProfileArgv, ProfilesTheNamedEntriesOnlyAndRunsTheWorker) {
   for (auto& a : argv) joined += a + " ";
   EXPECT_NE(joined.find("--kernel-name regex:^(hgemm|a\\.b\\$c)$ --launch-count 2"), std::string::npos) << joined;
   EXPECT_NE(joined.find("--clock-control none --section SourceCounters"), std::string::npos) << joined;
+  EXPECT_NE(joined.find("--log-file /tmp/r.log"), std::string::npos) << "ncu's own lines stay off the worker's replies";
   EXPECT_EQ(argv.back(), "--serve");
   EXPECT_EQ(argv[argv.size() - 2], "/bin/worker");
 }
