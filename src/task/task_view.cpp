@@ -42,8 +42,14 @@ std::string render_task_for_model(const Task& t) {
     out += fmt::format("- `{}`: |actual - expected| <= {:g} + {:g} * |expected| for {}of the elements\n", p.name, tol.atol,
                        tol.rtol, tol.min_match >= 1.0 ? "all " : fmt::format("at least {:g}% ", 100 * tol.min_match));
   }
-  if (!t.required_instructions.empty())
-    out += fmt::format("\n## Required instructions\nThe PTX must use: {}\n", fmt::join(t.required_instructions, ", "));
+  if (!t.required_instructions.empty()) {
+    out += fmt::format("\n## Required instructions\nThe PTX must use: {}. Each must also be in the machine code ptxas "
+                       "makes and must execute on the test cases (a copy of your kernel counts the warps reaching each "
+                       "one); code that never runs does not count.\n",
+                       fmt::join(t.required_instructions, ", "));
+    for (auto& [family, floor] : t.min_executed)
+      out += fmt::format("- {} must carry the work: at least {} warp executions per case.\n", family, floor.text());
+  }
   out += fmt::format("\n## Target\nAt least `.target {}`; the GPU's own target is used when assembling.\n", t.min_target);
   out += "\n## Launch spec\nPut the launch in comment lines of the PTX, values as expressions over the size symbols "
          "(+ - * / %, ceil_div, min, max):\n"
