@@ -16,6 +16,7 @@
 #include "gpu/worker.h"
 #include "ptx/instrument.h"
 #include "ptx/parser.h"
+#include "task/seeds.h"
 #include "toolchain/ptxas.h"
 #include "toolchain/ncu.h"
 #include "toolchain/sass.h"
@@ -82,7 +83,9 @@ std::optional<ExecutedProblem> prove_executed(StageContext& ctx) {
   RunRecord& r = ctx.record;
   const auto& families = ctx.task.required_instructions;
   auto plain = [](std::string s) { return ExecutedProblem{s, s}; };
-  auto inst = ptx::instrument_executed(ctx.candidate.ptx, ctx.candidate.module, families);
+  // A secret odd increment: a slot the kernel wrote to by address no longer divides by it.
+  const uint64_t increment = (task::fresh_seed() % (uint64_t{1} << 30)) * 2 + 1001;
+  auto inst = ptx::instrument_executed(ctx.candidate.ptx, ctx.candidate.module, families, increment);
   if (!inst) return plain("cannot count executions: " + inst.error().message);
   std::string ptx_path = ctx.work_dir + "/instrumented.ptx", cubin_path = ctx.work_dir + "/instrumented.cubin";
   if (auto s = write_file(ptx_path, inst->ptx); !s) return plain(s.error().message);
@@ -127,29 +130,49 @@ std::optional<ExecutedProblem> prove_executed(StageContext& ctx) {
                           "thread's path, so the kernel depends on something they disturb (timing, a race)";
       return p;
     }
-  if (out.verify->executed.size() != families.size())
-    return plain(fmt::format("the worker returned {} execution counters for {} families", out.verify->executed.size(),
-                             families.size()));
+  // Per case: the counts (each a multiple of the increment, or the kernel wrote to them) and
+  // the floors of [min_executed], evaluated on the case's own sizes.
+  std::vector<uint64_t> total(families.size(), 0);
   std::vector<std::string> token;
-  for (size_t i = 0; i < families.size(); ++i) {
-    InstructionProof& p = r.proofs[i];
-    p.executed = out.verify->executed[i] > 0;
-    p.executed_warps = out.verify->executed[i];
-    // [min_executed]: the work the family must carry, summed over the cases the copy ran.
-    auto need = ctx.task.min_executed.find(families[i]);
-    if (need == ctx.task.min_executed.end()) continue;
-    double sum = 0;
-    for (auto& c : out.verify->cases)
-      for (auto& set : ctx.task.sizes)
-        if (set.name == c.size_set)
-          if (auto v = need->second.evaluate(set.values)) sum += v->as_double();
-    p.min_warps = static_cast<uint64_t>(std::ceil(sum));
-    if (p.executed && p.executed_warps < p.min_warps)
-      token.push_back(fmt::format("{} ran {} warp executions where the task's work needs at least {}", p.family,
-                                  p.executed_warps, p.min_warps));
+  bool token_held_back = false;
+  for (auto& c : out.verify->cases) {
+    if (c.executed.size() != families.size())
+      return plain(fmt::format("the worker returned {} execution counters for {} families", c.executed.size(), families.size()));
+    const task::SizeSet* set = nullptr;
+    for (auto& s : ctx.task.sizes)
+      if (s.name == c.size_set) set = &s;
+    for (size_t i = 0; i < families.size(); ++i) {
+      if (c.executed[i] % increment != 0)
+        return plain(fmt::format("the execution counter of {} was changed by something other than the inserted code: the "
+                                 "kernel writes to memory it was not given",
+                                 families[i]));
+      uint64_t warps = c.executed[i] / increment;
+      total[i] += warps;
+      auto need = ctx.task.min_executed.find(families[i]);
+      if (need == ctx.task.min_executed.end() || !set) continue;
+      auto floor = need->second.evaluate(set->values);
+      if (!floor) return plain("[min_executed] for " + families[i] + ": " + floor.error().message);
+      uint64_t min = static_cast<uint64_t>(std::ceil(std::clamp(floor->as_double(), 0.0, 1e18)));
+      r.proofs[i].min_warps = std::max(r.proofs[i].min_warps, min);
+      if (warps < min && token.size() < 4) {
+        token.push_back(fmt::format("{} ran {} warp executions on size set '{}'{} where the task's work needs at least {}",
+                                    families[i], warps, c.size_set, c.shown ? "" : " (held back)", min));
+        token_held_back = token_held_back || !c.shown;
+      }
+    }
   }
-  if (!token.empty())
-    return plain(fmt::format("{}: the required instructions do only part of the work", fmt::join(token, "; ")));
+  for (size_t i = 0; i < families.size(); ++i) {
+    r.proofs[i].executed = total[i] > 0;
+    r.proofs[i].executed_warps = total[i];
+  }
+  if (!token.empty()) {
+    ExecutedProblem p;
+    p.person = fmt::format("{}: the required instructions do only part of the work", fmt::join(token, "; "));
+    p.model = token_held_back ? "a required instruction family ran fewer times than the task's work needs on a held-back "
+                                "size: the required instructions do only part of the work"
+                              : p.person;
+    return p;
+  }
   r.executed_note = fmt::format("counted in an instrumented copy over {}", out.verify->cases.size() == 1 ? std::string("1 case")
                                                                                     : fmt::format("{} cases", out.verify->cases.size()));
   return std::nullopt;
@@ -192,9 +215,21 @@ std::optional<ExecutedProblem> prove_with_ncu(StageContext& ctx) {
   std::vector<std::string> unseen;
   for (auto& p : r.proofs) {
     if (p.sass_opcodes.empty()) continue;
-    uint64_t threads = 0;
-    for (auto& op : p.sass_opcodes) threads += toolchain::counts_for(*counters, op).predicated_on;
+    uint64_t threads = 0, warps = 0;
+    for (auto& op : p.sass_opcodes) {
+      threads += toolchain::counts_for(*counters, op).predicated_on;
+      warps += toolchain::counts_for(*counters, op).warp_executions;
+    }
     p.ncu_threads = threads;
+    // The floor again, on the machine code that really ran: instructions ptxas deleted (an
+    // mma whose result is unused) count in the instrumented copy's PTX-level tally, not here.
+    if (auto need = ctx.task.min_executed.find(p.family); need != ctx.task.min_executed.end()) {
+      auto floor = need->second.evaluate(smallest->values);
+      uint64_t min = floor ? static_cast<uint64_t>(std::ceil(std::clamp(floor->as_double(), 0.0, 1e18))) : 0;
+      if (warps < min)
+        unseen.push_back(fmt::format("{} (ncu counted {} warp executions of {} where the task's work needs at least {})",
+                                     p.family, warps, fmt::join(p.sass_opcodes, "/"), min));
+    }
     if (threads == 0 && p.executed == true)
       unseen.push_back(fmt::format("{} (the instrumented copy counted {} warp executions over every case, ncu no thread "
                                    "executing {} with its predicate on)",

@@ -21,8 +21,9 @@ const std::string kRoot = PTXFORGE_SOURCE_DIR;
 
 // A GPU that passes every case; the instrumented copy's verify job gets `counts` back.
 struct ScriptedGpu {
-  std::vector<uint64_t> counts;
+  std::vector<uint64_t> counts;  // warps per family, in each case
   bool instrumented_fails_held_back = false;
+  bool tamper = false;  // the kernel adds 1 to slot 0 by address
   std::shared_ptr<std::string> instrumented_ptx = std::make_shared<std::string>();  // read while the run's folder exists
 
   gpu::Outcome operator()(const gpu::Job& job) const {
@@ -45,9 +46,18 @@ struct ScriptedGpu {
       v.cases.push_back(c);
     }
     if (job.executed_slots > 0) {
-      v.executed = counts;
       auto text = read_file(job.candidate_cubin.substr(0, job.candidate_cubin.size() - 5) + "ptx");
       *instrumented_ptx = text ? *text : "";
+      // What the inserted code adds per warp: the secret increment written into the copy.
+      uint64_t k = 1;
+      size_t at = instrumented_ptx->find("red.global.add.u64 [__ptxforge_executed+0], ");
+      if (at != std::string::npos) k = std::stoull(instrumented_ptx->substr(at + 44));
+      for (auto& c : v.cases)
+        for (size_t i = 0; i < counts.size(); ++i) {
+          c.executed.push_back(counts[i] * k + (tamper && i == 0 ? 1 : 0));
+          if (v.executed.size() <= i) v.executed.push_back(0);
+          v.executed[i] += c.executed[i];
+        }
     }
     o.verify = v;
     return o;
@@ -82,10 +92,11 @@ TEST_F(ProveTest, AnInstrumentedCopyRunsOnceAndItsCountsProveExecution) {
   const StageResult* prove = r.find_stage(StageId::prove);
   ASSERT_NE(prove, nullptr);
   EXPECT_EQ(prove->status, StageStatus::passed) << prove->summary;
-  EXPECT_NE(prove->summary.find("executed (warp executions: add.f32 4096, bra 12)"), std::string::npos) << prove->summary;
+  EXPECT_NE(prove->summary.find("executed (warp executions: add.f32 8192, bra 24)"), std::string::npos)
+      << prove->summary << " (two cases)";
   ASSERT_EQ(r.proofs.size(), 2u);
   EXPECT_EQ(r.proofs[0].executed, true);
-  EXPECT_EQ(r.proofs[0].executed_warps, 4096u);
+  EXPECT_EQ(r.proofs[0].executed_warps, 8192u);
   EXPECT_TRUE(r.passed) << r.verdict();
 
   size_t verifies = 0;
@@ -101,12 +112,15 @@ TEST_F(ProveTest, AnInstrumentedCopyRunsOnceAndItsCountsProveExecution) {
   EXPECT_EQ(counted->seeds, 1);
   EXPECT_TRUE(ends_with(counted->candidate_cubin, "/instrumented.cubin")) << counted->candidate_cubin;
   EXPECT_EQ(counted->seed, r.seed) << "the copy sees the run's inputs";
-  EXPECT_NE(g.instrumented_ptx->find("red.global.add.u64 [__ptxforge_executed+8], 1;"), std::string::npos) << "bra counts into slot 1";
+  size_t slot1 = g.instrumented_ptx->find("red.global.add.u64 [__ptxforge_executed+8], ");
+  ASSERT_NE(slot1, std::string::npos) << "bra counts into slot 1";
+  uint64_t k = std::stoull(g.instrumented_ptx->substr(slot1 + 44));
+  EXPECT_TRUE(k % 2 == 1 && k > 1000) << "a secret odd increment, not 1: " << k;
 
   auto j = nlohmann::json::parse(render_report_json(r));
   EXPECT_EQ(j["proofs"][0]["executed"], true);
-  EXPECT_EQ(j["proofs"][0]["executed_warps"], 4096);
-  EXPECT_NE(render_report_text(r).find("executed yes (4096 warps)"), std::string::npos) << render_report_text(r);
+  EXPECT_EQ(j["proofs"][0]["executed_warps"], 8192);
+  EXPECT_NE(render_report_text(r).find("executed yes (8192 warps)"), std::string::npos) << render_report_text(r);
 }
 
 TEST_F(ProveTest, AFamilyNoWarpReachedFailsProve) {
@@ -123,27 +137,42 @@ TEST_F(ProveTest, AFamilyNoWarpReachedFailsProve) {
   EXPECT_NE(feedback.find("## Required instructions that never ran\nbra is in the machine code"), std::string::npos) << feedback;
 }
 
-TEST_F(ProveTest, AFamilyThatCarriesOnlyATokenPartOfTheWorkFails) {
-  // One warp execution of add.f32 per 32 elements at least, summed over the cases the copy ran
-  // (small: n = 1024 and odd: n = 1000003 here): 31283.
+TEST_F(ProveTest, AFamilyThatCarriesOnlyATokenPartOfTheWorkFailsOnTheCaseItShortchanges) {
+  // One warp execution of add.f32 per 32 elements at least, on each case: small (n = 1024)
+  // needs 32, odd (n = 1000003, held back) 31251.
   task_.min_executed.emplace("add.f32", *task::SizeExpr::parse("ceil_div(n, 32)"));
   gpu::FakeWorker w;
   w.answer = ScriptedGpu{{4096, 12}};
   RunRecord r = run(w, solution());
   const StageResult* prove = r.find_stage(StageId::prove);
   EXPECT_EQ(prove->status, StageStatus::failed);
-  EXPECT_NE(prove->summary.find("add.f32 ran 4096 warp executions where the task's work needs at least 31283: the required "
-                                "instructions do only part of the work"),
+  EXPECT_NE(prove->summary.find("add.f32 ran 4096 warp executions on size set 'odd' (held back) where the task's work needs "
+                                "at least 31251: the required instructions do only part of the work"),
             std::string::npos)
       << prove->summary;
-  EXPECT_EQ(r.proofs[0].min_warps, 31283u);
+  EXPECT_EQ(prove->summary.find("'small'"), std::string::npos) << "small's 4096 are above its floor of 32";
+  EXPECT_EQ(prove->text(Audience::model).find("odd"), std::string::npos) << prove->text(Audience::model);
+  EXPECT_EQ(r.proofs[0].min_warps, 31251u);
 
   gpu::FakeWorker enough;
-  enough.answer = ScriptedGpu{{31283, 12}};
+  enough.answer = ScriptedGpu{{31251, 12}};
   RunRecord ok = run(enough, solution());
   EXPECT_EQ(ok.find_stage(StageId::prove)->status, StageStatus::passed) << ok.find_stage(StageId::prove)->summary;
-  EXPECT_NE(render_report_text(ok).find("executed yes (31283 warps, at least 31283 needed)"), std::string::npos)
+  EXPECT_NE(render_report_text(ok).find("executed yes (62502 warps; per-case floor up to 31251)"), std::string::npos)
       << render_report_text(ok);
+}
+
+TEST_F(ProveTest, ACounterTheKernelWroteToByAddressFails) {
+  gpu::FakeWorker w;
+  ScriptedGpu g{{4096, 12}};
+  g.tamper = true;
+  w.answer = g;
+  RunRecord r = run(w, solution());
+  const StageResult* prove = r.find_stage(StageId::prove);
+  EXPECT_EQ(prove->status, StageStatus::failed);
+  EXPECT_NE(prove->summary.find("the execution counter of add.f32 was changed by something other than the inserted code"),
+            std::string::npos)
+      << prove->summary;
 }
 
 TEST_F(ProveTest, TheCopyMustStillVerifyAndAHeldBackFailureIsNotNamedToTheModel) {

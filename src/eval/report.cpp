@@ -88,7 +88,7 @@ std::string render_report_text(const RunRecord& r, bool color) {
     for (auto& p : r.proofs) {
       std::string sass = p.sass_opcodes.empty() ? "-" : fmt::format("{} ({})", yes_no(p.in_sass), p.sass_count);
       std::string ran = p.executed ? fmt::format("{} ({} warps{})", yes_no(p.executed), p.executed_warps,
-                                                 p.min_warps ? fmt::format(", at least {} needed", p.min_warps) : "")
+                                                 p.min_warps ? fmt::format("; per-case floor up to {}", p.min_warps) : "")
                                    : "-";
       std::string ncu = p.ncu_threads ? fmt::format("  ncu {} threads", *p.ncu_threads) : "";
       out += fmt::format("    {:<24} ptx {} ({})  sass {}  executed {}{}\n", p.family, p.in_ptx ? "yes" : "NO", p.ptx_count,

@@ -642,9 +642,9 @@ Preamble plain_preamble(const Loaded& L, const InputSets& sets, const HostCase& 
   return pre;
 }
 
-// The instrumented copy's counters (ptx/instrument.h), after every case has run: how many
-// warps executed each required family's instructions.
-std::vector<uint64_t> read_executed(const Driver& d, const Loaded& L, int slots) {
+// The instrumented copy's counters (ptx/instrument.h) after a case, cleared for the next one:
+// what the warps that executed each required family's instructions added.
+std::vector<uint64_t> take_executed(const Driver& d, const Loaded& L, int slots) {
   CUdeviceptr p = 0;
   size_t bytes = 0;
   check_cu(d.cuModuleGetGlobal(&p, &bytes, L.candidate.m, "__ptxforge_executed"), "finding the executed-instruction counters",
@@ -654,6 +654,7 @@ std::vector<uint64_t> read_executed(const Driver& d, const Loaded& L, int slots)
   std::vector<uint64_t> counts(static_cast<size_t>(slots));
   check_cu(d.cuCtxSynchronize(), "finishing the instrumented runs", "the instrumented candidate");
   check_cu(d.cuMemcpyDtoH(counts.data(), p, bytes), "reading the executed-instruction counters", "the instrumented candidate");
+  check_cu(d.cuMemsetD8(p, 0, bytes), "clearing the executed-instruction counters", "the instrumented candidate");
   return counts;
 }
 
@@ -1044,13 +1045,18 @@ Outcome Executor::run(const Job& job) {
         for (const task::SizeSet* set : L.task.size_sets(job.held_back)) {
           if (!job.size_sets.empty() && std::find(job.size_sets.begin(), job.size_sets.end(), set->name) == job.size_sets.end())
             continue;
-          for (int k = 1; k <= job.seeds; ++k)
+          for (int k = 1; k <= job.seeds; ++k) {
             rep.cases.push_back(verify_case(*s_, L, job, *set,
                                             task::derive_seed(job.seed, task::SeedUse::verify,
                                                               task::size_set_key(set->name), static_cast<uint64_t>(k)),
                                             k));
+            if (job.executed_slots > 0) {
+              rep.cases.back().executed = take_executed(*s_->d, L, job.executed_slots);
+              rep.executed.resize(rep.cases.back().executed.size());
+              for (size_t i = 0; i < rep.executed.size(); ++i) rep.executed[i] += rep.cases.back().executed[i];
+            }
+          }
         }
-        if (job.executed_slots > 0) rep.executed = read_executed(*s_->d, L, job.executed_slots);
         rep.seconds = now_s() - t0;
         out.verify = std::move(rep);
         break;

@@ -54,6 +54,7 @@ struct CaseResult {
   bool pass = false;
   std::vector<task::Comparison> outputs;
   std::vector<std::string> problems;  // guard violations, modified inputs
+  std::vector<uint64_t> executed;     // an instrumented copy's counters after this case (Job::executed_slots)
 };
 
 struct TimingStats {

@@ -226,6 +226,7 @@ static uint64_t seed_from(const json& j) {
 void to_json(json& j, const CaseResult& c) {
   j = {{"trivial", c.trivial},       {"size_set", c.size_set}, {"shown", c.shown},     {"seed", seed_json(c.seed)},
        {"seed_index", c.seed_index}, {"pass", c.pass},         {"outputs", c.outputs}, {"problems", c.problems}};
+  if (!c.executed.empty()) j["executed"] = c.executed;
 }
 void from_json(const json& j, CaseResult& c) {
   c.trivial = j.value("trivial", "");
@@ -236,6 +237,7 @@ void from_json(const json& j, CaseResult& c) {
   c.pass = j.at("pass");
   c.outputs = j.at("outputs").get<std::vector<task::Comparison>>();
   c.problems = j.at("problems").get<std::vector<std::string>>();
+  c.executed = j.value("executed", std::vector<uint64_t>{});
 }
 void to_json(json& j, const TimingStats& t) {
   j = {{"trials", t.trials}, {"min_ms", t.min_ms}, {"median_ms", t.median_ms}, {"mean_ms", t.mean_ms}, {"stdev_ms", t.stdev_ms}};

@@ -1,6 +1,7 @@
 #include "ptx/instrument.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include <fmt/format.h>
 
@@ -13,6 +14,7 @@ namespace {
 struct Insertion {
   size_t offset;
   std::string text;
+  size_t replaces = 0;  // source characters the text stands in for
 };
 
 bool in_family(std::string_view opcode, std::string_view family) {
@@ -22,7 +24,7 @@ bool in_family(std::string_view opcode, std::string_view family) {
 // The counting code for one instruction: the warp's lanes whose guard holds vote, and the
 // lowest of them adds 1 to each matching slot. Registers live in a block of their own, so
 // they cannot clash with the candidate's (a block's declarations shadow outer ones).
-std::string counter_block(const std::optional<Guard>& guard, const std::vector<size_t>& slots) {
+std::string counter_block(const std::optional<Guard>& guard, const std::vector<size_t>& slots, uint64_t increment) {
   std::string out = "{ .reg .pred %__ptxforge_p; .reg .b32 %__ptxforge_m, %__ptxforge_b; activemask.b32 %__ptxforge_m; ";
   if (guard)
     out += fmt::format("vote.sync.ballot.b32 %__ptxforge_b, {}{}, %__ptxforge_m; ", guard->negated ? "!" : "", guard->reg);
@@ -31,14 +33,15 @@ std::string counter_block(const std::optional<Guard>& guard, const std::vector<s
   out += "neg.s32 %__ptxforge_m, %__ptxforge_b; and.b32 %__ptxforge_m, %__ptxforge_m, %__ptxforge_b; "
          "mov.u32 %__ptxforge_b, %lanemask_eq; setp.eq.b32 %__ptxforge_p, %__ptxforge_m, %__ptxforge_b; ";
   for (size_t slot : slots)
-    out += fmt::format("@%__ptxforge_p red.global.add.u64 [{}+{}], 1; ", kExecutedSymbol, 8 * slot);
+    out += fmt::format("@%__ptxforge_p red.global.add.u64 [{}+{}], {}; ", kExecutedSymbol, 8 * slot, increment);
   out += "} ";
   return out;
 }
 
 }  // namespace
 
-Result<Instrumented> instrument_executed(std::string_view source, const Module& m, const std::vector<std::string>& families) {
+Result<Instrumented> instrument_executed(std::string_view source, const Module& m, const std::vector<std::string>& families,
+                                         uint64_t increment) {
   if (source.find("__ptxforge_") != std::string_view::npos)
     return Error{"the candidate uses a name that begins with __ptxforge_, which the harness reserves for its counters"};
   if (families.empty()) return Error{"no instruction families to count"};
@@ -77,10 +80,20 @@ Result<Instrumented> instrument_executed(std::string_view source, const Module& 
         return;
       }
       for (size_t i : slots) ++out.sites[i];
-      inserts.push_back({*off, counter_block(ins->guard, slots)});
+      inserts.push_back({*off, counter_block(ins->guard, slots, increment)});
     });
   }
   if (!problem.empty()) return Error{problem};
+  // activemask (PTX 6.2) in a module of an older version: the copy says 6.2.
+  if (const Directive* v = m.version(); v && !v->args.empty()) {
+    std::string_view number = v->args.front();
+    auto at = offset_of(v->loc);
+    size_t pos = at ? source.find(number, *at) : std::string_view::npos;
+    int major = 0, minor = 0;
+    if (pos != std::string_view::npos && std::sscanf(std::string(number).c_str(), "%d.%d", &major, &minor) == 2 &&
+        (major < 6 || (major == 6 && minor < 2)))
+      inserts.push_back({pos, "6.2", number.size()});
+  }
   auto decl_at = first_function ? offset_of(*first_function) : std::nullopt;
   if (!decl_at) return Error{"the module has no function to instrument"};
   inserts.push_back({*decl_at, fmt::format(".global .align 8 .u64 {}[{}]; ", kExecutedSymbol, families.size())});
@@ -89,7 +102,7 @@ Result<Instrumented> instrument_executed(std::string_view source, const Module& 
   for (auto& ins : inserts) {
     out.ptx.append(source.substr(done, ins.offset - done));
     out.ptx += ins.text;
-    done = ins.offset;
+    done = ins.offset + ins.replaces;
   }
   out.ptx.append(source.substr(done));
   return out;

@@ -27,6 +27,10 @@ struct Instrumented {
 
 // `source` is the text `m` was parsed from. Slot i of kExecutedSymbol counts families[i]
 // (a family matches an opcode that is it or begins with it and a dot, as the prove stage reads).
-Result<Instrumented> instrument_executed(std::string_view source, const Module& m, const std::vector<std::string>& families);
+// Each count adds `increment` (the prove stage draws a secret odd one per run, below 2^31, so
+// that a slot the candidate wrote to by address no longer divides by it). The copy's .version
+// is raised to 6.2 where it is lower: activemask needs it.
+Result<Instrumented> instrument_executed(std::string_view source, const Module& m, const std::vector<std::string>& families,
+                                         uint64_t increment = 1);
 
 }  // namespace ptxforge::ptx

@@ -49,6 +49,20 @@ TEST(Instrument, CountsEachInstructionOfEachFamilyOnItsOwnLine) {
   EXPECT_FALSE(checked.diags.has_errors()) << render_text(checked.diags, SourceText("instrumented.ptx", r->ptx)) << r->ptx;
 }
 
+TEST(Instrument, AnOldModuleIsRaisedToTheVersionActivemaskNeedsAndTheIncrementIsUsed) {
+  std::string text =
+      ".version 6.0\n.target sm_70\n.address_size 64\n.visible .entry k(.param .u64 p) {\n"
+      "  .reg .b32 %r<3>;\n  mov.u32 %r1, %tid.x;\n  shfl.sync.bfly.b32 %r2, %r1, 1, 31, 0xffffffff;\n  ret;\n}\n";
+  Diagnostics d;
+  Module m = parse(text, d);
+  ASSERT_FALSE(d.has_errors());
+  auto r = instrument_executed(text, m, {"shfl.sync"}, 12345);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->ptx.rfind(".version 6.2\n", 0), 0u) << r->ptx;
+  EXPECT_NE(r->ptx.find("red.global.add.u64 [__ptxforge_executed+0], 12345;"), std::string::npos) << r->ptx;
+  // (CUDA 13's ptxas no longer assembles for sm_70, the newest target a PTX 6.0 module can name.)
+}
+
 TEST(Instrument, ReservedNamesAreRefused) {
   std::string text = testing::kernel("add.u32 %r1, %r1, 1;", "sm_90a", "8.0",
                                      ".global .align 8 .u64 __ptxforge_executed[1];\n");

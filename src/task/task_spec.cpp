@@ -1,6 +1,7 @@
 #include "task/task_spec.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -353,8 +354,6 @@ void check_unused_sizes(const Reader& r, const std::vector<SizeKey>& keys, Diagn
   }
 }
 
-// [roofline] is required: the physical-limit gate of the time stage needs the bytes a kernel
-// must move and the flops it must do, on every size set.
 // The operand types cublaslt_matmul computes with (gpu/cublaslt.h): A and B alike (or fp8 of
 // either kind, not both e5m2), C as wide as they are or f32; fp8 needs B stored n x k.
 void check_lt_matmul_types(Reader& r, const toml::table* b, const Task& task, const Baseline& base) {
@@ -378,10 +377,13 @@ void check_lt_matmul_types(Reader& r, const toml::table* b, const Task& task, co
                                            dtype_name(*a), dtype_name(*bt), dtype_name(*c)));
     return;
   }
-  if (fp8(*a) && base.args.count("b_major") && base.args.at("b_major") != "k")
-    r.error(b->get("b_major"), "cublaslt_matmul takes fp8 operands only with b_major = \"k\" (both operands K-contiguous)");
+  if (fp8(*a) && (!base.args.count("b_major") || base.args.at("b_major") != "k"))
+    r.error(b->get("b_major") ? b->get("b_major") : b->get("library"),
+            "cublaslt_matmul takes fp8 operands only with b_major = \"k\" (both operands K-contiguous)");
 }
 
+// [roofline] is required: the physical-limit gate of the time stage needs the bytes a kernel
+// must move and the flops it must do, on every size set.
 void read_roofline(Reader& r, const toml::table& root, Task& task, Diagnostics& diags) {
   const toml::table* rl = root["roofline"].as_table();
   if (!rl) {
@@ -416,6 +418,21 @@ void check_roofline_values(const Task& task, const toml::table& root, Diagnostic
     if (f && f->as_double() < 0)
       diags.error(Reader::loc_of(rl->get("flops")), fmt::format("roofline flops are negative on size set '{}'", s.name), "task");
   }
+}
+
+// [min_executed] floors must be finite whole counts of at least zero on every size set.
+void check_min_executed_values(const Task& task, const toml::table& root, Diagnostics& diags) {
+  const toml::table* me = root["min_executed"].as_table();
+  if (!me) return;
+  for (auto& [family, floor] : task.min_executed)
+    for (auto& s : task.sizes) {
+      auto v = floor.evaluate(s.values);
+      if (!v || !std::isfinite(v->as_double()) || v->as_double() < 0 || v->as_double() > 1e18)
+        diags.error(Reader::loc_of(me->get(family)),
+                    fmt::format("[min_executed] for '{}' on size set '{}' is {}: it must be a count from 0 to 1e18", family,
+                                s.name, v ? fmt::format("{}", v->as_double()) : v.error().message),
+                    "task");
+    }
 }
 
 }  // namespace
@@ -520,6 +537,7 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
   check_symbols(r, task, diags);
   check_unused_sizes(r, size_keys, diags);
   if (!diags.has_errors()) check_roofline_values(task, root, diags);
+  if (!diags.has_errors()) check_min_executed_values(task, root, diags);
   if (diags.has_errors()) {
     diags.sort_by_location();
     return Error{render_text(diags, src)};

@@ -83,6 +83,7 @@ std::vector<std::string> ncu_profile_argv(const std::string& ncu, const std::str
                                    "--clock-control", "none",
                                    "--section", "SourceCounters",
                                    "--target-processes", "all",
+                                   "--kernel-name-base", "mangled",  // the entry names as the PTX spells them
                                    "--kernel-name", fmt::format("regex:^({})$", fmt::join(names, "|")),
                                    "--launch-count", std::to_string(std::max(1, launches)),
                                    // ncu's own messages go to a file: the worker's stdout carries its replies
@@ -100,9 +101,10 @@ Result<SourceCounters> parse_source_counters_csv(std::string_view csv) {
     if (trim(line).empty()) continue;
     auto f = csv_fields(line);
     // A header (one per kernel in the page): find the columns by name.
-    bool header = false;
-    for (size_t i = 0; i < f.size(); ++i) {
-      if (f[i] == "Source") source = static_cast<int>(i), header = true;
+    bool header = std::find(f.begin(), f.end(), "Source") != f.end();
+    if (header) source = executed = pred_on = -1;  // each kernel's header places its own columns
+    for (size_t i = 0; header && i < f.size(); ++i) {
+      if (f[i] == "Source") source = static_cast<int>(i);
       else if (f[i] == "Instructions Executed") executed = static_cast<int>(i);
       else if (f[i] == "Predicated-On Thread Instructions Executed") pred_on = static_cast<int>(i);
     }

@@ -35,13 +35,18 @@ TEST(NcuSourceCounters, APageWithoutTheColumnsIsAnError) {
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.error().message.find("Predicated-On Thread Instructions Executed"), std::string::npos) << c.error().message;
   EXPECT_FALSE(parse_source_counters_csv("").ok());
+  // A second kernel whose header lacks a column does not read the first kernel's positions.
+  std::string two = std::string(kPage) + "\"Address\",\"Source\",\"Instructions Executed\"\n\"7f2\",\"HMMA.16816.F32 R1\",\"9\"\n";
+  auto c2 = parse_source_counters_csv(two);
+  ASSERT_TRUE(c2.ok());
+  EXPECT_EQ(c2->at("HMMA.16816.F32").warp_executions, 2048u);
 }
 
 TEST(NcuProfileArgv, ProfilesTheNamedEntriesOnlyAndRunsTheWorker) {
   auto argv = ncu_profile_argv("/cuda/bin/ncu", "/tmp/r", {"hgemm", "a.b$c"}, 2, {"/bin/worker", "--serve"});
   std::string joined;
   for (auto& a : argv) joined += a + " ";
-  EXPECT_NE(joined.find("--kernel-name regex:^(hgemm|a\\.b\\$c)$ --launch-count 2"), std::string::npos) << joined;
+  EXPECT_NE(joined.find("--kernel-name-base mangled --kernel-name regex:^(hgemm|a\\.b\\$c)$ --launch-count 2"), std::string::npos) << joined;
   EXPECT_NE(joined.find("--clock-control none --section SourceCounters"), std::string::npos) << joined;
   EXPECT_NE(joined.find("--log-file /tmp/r.log"), std::string::npos) << "ncu's own lines stay off the worker's replies";
   EXPECT_EQ(argv.back(), "--serve");
