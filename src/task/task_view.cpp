@@ -20,11 +20,17 @@ std::string render_task_for_model(const Task& t) {
         out += fmt::format("- `{}`: {} scalar, equal to {}\n", p.name, dtype_name(p.dtype), p.value.text());
         break;
       case Param::tensor_map: {
-        std::vector<std::string> dims;
+        std::vector<std::string> dims, strides;
         for (auto& d : p.dims) dims.push_back(d.text());
-        out += fmt::format("- `{}`: a CUtensorMap (`.param .align 64 .b8 {}[128]`) over `{}`, dims ({}) innermost first; you "
-                           "choose box, swizzle, interleave, L2 promotion and OOB fill with a `// @tensormap` line\n",
-                           p.name, p.name, p.over, fmt::join(dims, ", "));
+        for (auto& d : p.strides) strides.push_back(d.text());
+        const Param* over = t.find_param(p.over);
+        out += fmt::format("- `{}`: a CUtensorMap passed by value in this place of the parameter list (`.param .align 64 "
+                           ".b8 {}[128]`) over `{}` ({} elements), dims ({}) innermost first, strides ({}) bytes for "
+                           "the outer dims; the harness encodes it with cuTensorMapEncodeTiled (strides must be "
+                           "multiples of 16 bytes); you choose box, swizzle, interleave, L2 promotion and OOB fill "
+                           "with a `// @tensormap` line\n",
+                           p.name, p.name, p.over, over ? dtype_name(over->dtype) : "?", fmt::join(dims, ", "),
+                           fmt::join(strides, ", "));
         break;
       }
     }
