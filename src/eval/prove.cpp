@@ -93,6 +93,19 @@ std::optional<ExecutedProblem> prove_executed(StageContext& ctx) {
   aopts.arch = r.arch;
   aopts.source_name = ptx_path;
   auto asmr = toolchain::assemble(inst->ptx, aopts);
+  // The counters need a few registers; where that takes an entry past the candidate's own
+  // count (which its launches were sized for), the copy is held to the candidate's count.
+  int own = 0;
+  bool grew = false;
+  for (auto& f : ctx.candidate.resources) own = std::max(own, f.is_entry ? f.registers : 0);
+  if (asmr && asmr->ok)
+    for (auto& f : asmr->functions)
+      for (auto& g : ctx.candidate.resources)
+        grew = grew || (f.is_entry && g.is_entry && f.name == g.name && f.registers > g.registers);
+  if (grew && own > 0) {
+    aopts.extra_args.push_back(fmt::format("-maxrregcount={}", std::max(own, 24)));
+    asmr = toolchain::assemble(inst->ptx, aopts);
+  }
   if (!asmr) return plain("the copy with execution counters does not assemble: " + asmr.error().message);
   if (!asmr->ok) {
     std::string first = asmr->diags.list().empty() ? "ptxas failed" : asmr->diags.list().front().message;
