@@ -147,6 +147,7 @@ std::optional<ExecutedProblem> prove_executed(StageContext& ctx) {
   // the floors of [min_executed], evaluated on the case's own sizes.
   std::vector<uint64_t> total(families.size(), 0);
   std::vector<std::string> token;
+  std::vector<size_t> token_families;
   bool token_held_back = false;
   for (auto& c : out.verify->cases) {
     if (c.executed.size() != families.size())
@@ -168,6 +169,7 @@ std::optional<ExecutedProblem> prove_executed(StageContext& ctx) {
       uint64_t min = static_cast<uint64_t>(std::ceil(std::clamp(floor->as_double(), 0.0, 1e18)));
       r.proofs[i].min_warps = std::max(r.proofs[i].min_warps, min);
       if (warps < min && token.size() < 4) {
+        token_families.push_back(i);
         token.push_back(fmt::format("{} ran {} warp executions on size set '{}'{} where the task's work needs at least {}",
                                     families[i], warps, c.size_set, c.shown ? "" : " (held back)", min));
         token_held_back = token_held_back || !c.shown;
@@ -178,7 +180,10 @@ std::optional<ExecutedProblem> prove_executed(StageContext& ctx) {
     r.proofs[i].executed = total[i] > 0;
     r.proofs[i].executed_warps = total[i];
   }
-  if (!token.empty()) {
+  // A family no warp reached at all is reported as never executed (by the caller), not as short.
+  bool all_idle = true;
+  for (size_t i : token_families) all_idle = all_idle && total[i] == 0;
+  if (!token.empty() && !all_idle) {
     ExecutedProblem p;
     p.person = fmt::format("{}: the required instructions do only part of the work", fmt::join(token, "; "));
     p.model = token_held_back ? "a required instruction family ran fewer times than the task's work needs on a held-back "

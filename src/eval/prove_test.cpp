@@ -124,6 +124,7 @@ TEST_F(ProveTest, AnInstrumentedCopyRunsOnceAndItsCountsProveExecution) {
 }
 
 TEST_F(ProveTest, AFamilyNoWarpReachedFailsProve) {
+  task_.min_executed.emplace("bra", *task::SizeExpr::parse("1"));  // a floor does not hide "never executed"
   gpu::FakeWorker w;
   w.answer = ScriptedGpu{{4096, 0}};
   RunRecord r = run(w, solution());
