@@ -27,7 +27,11 @@ namespace ptxforge::eval {
 
 std::vector<InstructionProof> prove_in_ptx(const std::string& ptx, const std::vector<std::string>& families) {
   std::vector<InstructionProof> out;
-  for (auto& f : families) out.push_back({f, false, 0, std::nullopt, std::nullopt, {}, 0});
+  for (auto& f : families) {
+    InstructionProof p;
+    p.family = f;
+    out.push_back(std::move(p));
+  }
   if (families.empty()) return out;
   Diagnostics diags;
   ptx::Module m = ptx::parse(ptx, diags);
