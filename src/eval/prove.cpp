@@ -80,6 +80,16 @@ struct ExecutedProblem {
   std::string person, model;
 };
 
+// A family's [min_executed] floor on one size set: unset when the task sets none. (Task
+// loading has checked that every floor is a count from 0 to 1e18 on every size set.)
+Result<std::optional<uint64_t>> floor_for(const task::Task& t, const std::string& family, const task::SizeSet& set) {
+  auto need = t.min_executed.find(family);
+  if (need == t.min_executed.end()) return std::optional<uint64_t>();
+  auto v = need->second.evaluate(set.values);
+  if (!v) return Error{"[min_executed] for " + family + ": " + v.error().message};
+  return std::optional<uint64_t>(static_cast<uint64_t>(std::ceil(std::clamp(v->as_double(), 0.0, 1e18))));
+}
+
 // The executed proof: a copy of the candidate with a counter before every instruction of a
 // required family (ptx/instrument.h), assembled like the candidate and run once over the
 // verify cases (one seed). It must still verify; its counters fill p.executed.
@@ -166,11 +176,11 @@ std::optional<ExecutedProblem> prove_executed(StageContext& ctx) {
                                  families[i]));
       uint64_t warps = c.executed[i] / increment;
       total[i] += warps;
-      auto need = ctx.task.min_executed.find(families[i]);
-      if (need == ctx.task.min_executed.end() || !set) continue;
-      auto floor = need->second.evaluate(set->values);
-      if (!floor) return plain("[min_executed] for " + families[i] + ": " + floor.error().message);
-      uint64_t min = static_cast<uint64_t>(std::ceil(std::clamp(floor->as_double(), 0.0, 1e18)));
+      if (!set) continue;
+      auto floor = floor_for(ctx.task, families[i], *set);
+      if (!floor) return plain(floor.error().message);
+      if (!*floor) continue;
+      uint64_t min = **floor;
       r.proofs[i].min_warps = std::max(r.proofs[i].min_warps, min);
       if (warps < min && token.size() < 4) {
         token_families.push_back(i);
@@ -239,19 +249,17 @@ std::optional<ExecutedProblem> prove_with_ncu(StageContext& ctx) {
     if (p.sass_opcodes.empty()) continue;
     uint64_t threads = 0, warps = 0;
     for (auto& op : p.sass_opcodes) {
-      threads += toolchain::counts_for(*counters, op).predicated_on;
-      warps += toolchain::counts_for(*counters, op).warp_executions;
+      toolchain::OpcodeCounts c = toolchain::counts_for(*counters, op);
+      threads += c.predicated_on;
+      warps += c.warp_executions;
     }
     p.ncu_threads = threads;
     // The floor again, on the machine code that really ran: instructions ptxas deleted (an
     // mma whose result is unused) count in the instrumented copy's PTX-level tally, not here.
-    if (auto need = ctx.task.min_executed.find(p.family); need != ctx.task.min_executed.end()) {
-      auto floor = need->second.evaluate(smallest->values);
-      uint64_t min = floor ? static_cast<uint64_t>(std::ceil(std::clamp(floor->as_double(), 0.0, 1e18))) : 0;
-      if (warps < min)
-        unseen.push_back(fmt::format("{} (ncu counted {} warp executions of {} where the task's work needs at least {})",
-                                     p.family, warps, fmt::join(p.sass_opcodes, "/"), min));
-    }
+    auto floor = floor_for(ctx.task, p.family, *smallest);
+    if (floor && *floor && warps < **floor)
+      unseen.push_back(fmt::format("{} (ncu counted {} warp executions of {} where the task's work needs at least {})",
+                                   p.family, warps, fmt::join(p.sass_opcodes, "/"), **floor));
     if (threads == 0 && p.executed == true)
       unseen.push_back(fmt::format("{} (the instrumented copy counted {} warp executions over every case, ncu no thread "
                                    "executing {} with its predicate on)",
