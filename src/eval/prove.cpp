@@ -43,8 +43,7 @@ std::vector<InstructionProof> prove_in_ptx(const std::string& ptx, const std::ve
       if (!ins) return;
       std::string full = ins->full_opcode();
       for (auto& p : out) {
-        bool match = starts_with(full, p.family) && (full.size() == p.family.size() || full[p.family.size()] == '.');
-        if (match) {
+        if (starts_with_dotted(full, p.family)) {
           p.in_ptx = true;
           ++p.ptx_count;
         }

@@ -91,7 +91,7 @@ TEST(LocateFault, NamesNoneWhenItCannotBeSure) {
       o.failure = oob_failure();
       return o;
     }
-    o.verify = VerifyReport{{CaseResult{}}, 0};
+    o.verify = VerifyReport{{CaseResult{}}, 0, {}};
     return o;
   };
   EXPECT_FALSE(locate_out_of_bounds(flaky, verify, oob_failure(), std::chrono::seconds(5)).has_value());

@@ -17,10 +17,6 @@ struct Insertion {
   size_t replaces = 0;  // source characters the text stands in for
 };
 
-bool in_family(std::string_view opcode, std::string_view family) {
-  return starts_with(opcode, family) && (opcode.size() == family.size() || opcode[family.size()] == '.');
-}
-
 // The counting code for one instruction: the warp's lanes whose guard holds vote, and the
 // lowest of them adds 1 to each matching slot. Registers live in a block of their own, so
 // they cannot clash with the candidate's (a block's declarations shadow outer ones).
@@ -70,7 +66,7 @@ Result<Instrumented> instrument_executed(std::string_view source, const Module& 
       std::string opcode = ins->full_opcode();
       std::vector<size_t> slots;
       for (size_t i = 0; i < families.size(); ++i)
-        if (in_family(opcode, families[i])) slots.push_back(i);
+        if (starts_with_dotted(opcode, families[i])) slots.push_back(i);
       if (slots.empty()) return;
       SourceLoc at = ins->guard ? ins->guard->loc : ins->loc;
       auto off = offset_of(at);

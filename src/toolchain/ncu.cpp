@@ -140,7 +140,7 @@ Result<SourceCounters> read_source_counters(const std::string& ncu, const std::s
 OpcodeCounts counts_for(const SourceCounters& c, std::string_view prefix) {
   OpcodeCounts sum;
   for (auto it = c.lower_bound(prefix); it != c.end() && starts_with(it->first, prefix); ++it)
-    if (it->first.size() == prefix.size() || it->first[prefix.size()] == '.') {
+    if (starts_with_dotted(it->first, prefix)) {
       sum.warp_executions += it->second.warp_executions;
       sum.predicated_on += it->second.predicated_on;
     }

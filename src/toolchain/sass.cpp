@@ -14,11 +14,6 @@ namespace {
 
 bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
-// "PREFIX" or "PREFIX.<more>": SASS modifiers hang off the opcode with dots.
-bool opcode_matches(std::string_view opcode, std::string_view prefix) {
-  return starts_with(opcode, prefix) && (opcode.size() == prefix.size() || opcode[prefix.size()] == '.');
-}
-
 // The instruction text after a line's address comment, or empty when the line holds none.
 std::string_view instruction_text(std::string_view line) {
   size_t open = line.find("/*");
@@ -43,7 +38,7 @@ std::string_view instruction_text(std::string_view line) {
 int SassListing::count(std::string_view prefix) const {
   int n = 0;
   for (auto it = opcodes.lower_bound(prefix); it != opcodes.end() && starts_with(it->first, prefix); ++it)
-    if (opcode_matches(it->first, prefix)) n += it->second;
+    if (starts_with_dotted(it->first, prefix)) n += it->second;
   return n;
 }
 

@@ -68,6 +68,10 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
+bool starts_with_dotted(std::string_view s, std::string_view prefix) {
+  return starts_with(s, prefix) && (s.size() == prefix.size() || s[prefix.size()] == '.');
+}
+
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }

@@ -20,6 +20,9 @@ std::string closest_match(std::string_view word, const std::vector<std::string_v
 std::vector<std::string_view> split(std::string_view s, char sep);
 std::string_view trim(std::string_view s);
 bool starts_with(std::string_view s, std::string_view prefix);
+// `s` is `prefix` or begins with it and a dot: an opcode of an instruction family
+// ("mma.sync.aligned.m16n8k16" of "mma.sync"; "mma" is no prefix of "mmax").
+bool starts_with_dotted(std::string_view s, std::string_view prefix);
 bool ends_with(std::string_view s, std::string_view suffix);
 
 Result<std::string> read_file(const std::string& path);
