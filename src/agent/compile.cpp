@@ -33,6 +33,11 @@ double geomean(const std::vector<double>& v) {
   return std::exp(s / static_cast<double>(v.size()));
 }
 
+// The speedup a target is measured in: against nvcc, or against the library where asked.
+double speedup_toward_target(const RoundSummary& s, SpeedupBase base) {
+  return base == SpeedupBase::library ? s.speedup_vs_library : s.speedup_vs_nvcc;
+}
+
 RoundSummary summarize(const eval::RunRecord& r) {
   RoundSummary s;
   s.verdict = r.verdict();
@@ -70,9 +75,8 @@ struct Shared {
   const std::vector<KnowledgeDoc>& knowledge;
   const llm::ResponseCache& cache;
   const ProviderFactory& make;
-  const std::vector<std::string>& worker_argv;
+  GpuPool& gpus;  // one candidate at a time on each GPU: timings stay undisturbed
   bool gpu_here;  // a GPU is present now: rounds saved without one are verified again
-  std::mutex gpu;  // one candidate on the GPU at a time: timings stay undisturbed
 };
 
 // One independent trajectory: its rounds, in its own folder.
@@ -84,7 +88,7 @@ struct Trajectory {
   std::string pending, stopped;
 
   bool done(const RoundSummary& s) const {
-    if (s.passed) return sh.o.target_speedup <= 0 || s.speedup_vs_nvcc >= sh.o.target_speedup;
+    if (s.passed) return sh.o.target_speedup <= 0 || speedup_toward_target(s, sh.o.target_base) >= sh.o.target_speedup;
     return s.no_gpu && s.assembled;  // without a GPU there is nothing more to learn once it assembles
   }
 
@@ -94,7 +98,6 @@ struct Trajectory {
       stopped = provider.error().message;
       return;
     }
-    eval::Pipeline pipeline(sh.worker_argv);
     std::vector<llm::Message> msgs;
     for (int r = 1; r <= sh.o.rounds; ++r) {
       std::string d = layout::round(dir, r);
@@ -118,7 +121,9 @@ struct Trajectory {
         msgs = *m;
       } else {
         if (r == 1) {
-          auto m = build_prompt(sh.task, sh.o.prompt, sh.hw, sh.knowledge);
+          PromptOptions po = sh.o.prompt;
+          po.max_tokens = sh.o.max_tokens;  // the prompt states the reply's token limit
+          auto m = build_prompt(sh.task, po, sh.hw, sh.knowledge);
           if (!m) {
             stopped = m.error().message;
             return;
@@ -132,6 +137,7 @@ struct Trajectory {
       }
       RoundSummary sum;
       std::string reply;
+      bool truncated = false;  // the model was stopped at max_tokens
       if (auto saved_reply = read_file(layout::reply(d))) {
         reply = *saved_reply;
         if (saved) {  // re-verified: the round's usage was counted when it was asked
@@ -152,6 +158,7 @@ struct Trajectory {
           return;
         }
         reply = res->text;
+        truncated = res->truncated;
         sum.prompt_tokens = res->usage.prompt_tokens;
         sum.completion_tokens = res->usage.completion_tokens;
         sum.cached = res->from_cache;
@@ -164,8 +171,13 @@ struct Trajectory {
                                                 .dump(2));
       }
       std::string feedback;
-      auto ex = extract_candidate(reply, sh.o.prompt.arch);
-      if (!ex) {
+      if (truncated) {  // half a module is not a broken kernel: not checked, a shorter one is asked for
+        feedback = feedback_truncated(sh.o.max_tokens, reply);
+        RoundSummary s;
+        s.verdict = std::string(kTruncatedVerdict);
+        s.stage = "extract";
+        sum = merge(s, sum);
+      } else if (auto ex = extract_candidate(reply, sh.o.prompt.arch); !ex) {
         feedback = feedback_no_code(ex.error().message);
         RoundSummary s;
         s.verdict = "no kernel in the reply: " + ex.error().message;
@@ -175,14 +187,16 @@ struct Trajectory {
         std::string path = layout::candidate(d, ex->kind == Extracted::cuda);
         (void)write_file(path, ex->code);
         eval::RunRecord record;
+        int gpu = -1;
         {
           eval::RunOptions run = sh.o.run;
           run.seed = round_seed(sh.o.run.seed, sample, r);
-          std::lock_guard<std::mutex> lock(sh.gpu);
-          record = pipeline.run(sh.task, path, run);
+          auto lease = sh.gpus.acquire();
+          record = lease.pipeline().run(sh.task, path, run);
+          gpu = lease.ordinal();
         }
         (void)write_file(layout::result(d), eval::render_report_json(record));
-        feedback = feedback_for(sh.task, record, sh.hw);
+        feedback = feedback_for(sh.task, record, sh.hw, SpeedupTarget{sh.o.target_speedup, sh.o.target_base});
         if (!ex->notes.empty()) {
           std::string notes;
           for (auto& n : ex->notes) notes += "- " + n + "\n";
@@ -190,6 +204,7 @@ struct Trajectory {
         }
         RoundSummary s = summarize(record);
         s.candidate = path;
+        if (!s.no_gpu && record.find_stage(eval::StageId::verify)) s.gpu = gpu;
         sum = merge(s, sum);
       }
       sum.round = r;
@@ -288,7 +303,7 @@ void write_outputs(const CompileOptions& o, CompileResult& res, const std::vecto
   (void)write_file(layout::transcript(o.out), transcript);
 }
 
-Result<CompileResult> run_session(const CompileOptions& o, const ProviderFactory& make, const std::vector<std::string>& worker_argv,
+Result<CompileResult> run_session(const CompileOptions& o, const ProviderFactory& make, GpuPool& gpus,
                                   std::optional<bool> gpu_present) {
   auto task = task::load_task(o.task_dir);
   if (!task) return task.error();
@@ -296,7 +311,7 @@ Result<CompileResult> run_session(const CompileOptions& o, const ProviderFactory
   // the hardware or the resume check needs them.
   std::optional<Result<gpu::DeviceInfo>> device;
   auto ask_gpu = [&]() -> const Result<gpu::DeviceInfo>& {
-    if (!device) device = gpu::ask_device_info(worker_argv);
+    if (!device) device = gpu::ask_device_info(gpus.worker_argv(0));
     return *device;
   };
   auto hw = o.hardware_profile.empty() ? find_hardware("", ask_gpu()) : find_hardware(o.hardware_profile, Error{"not asked"});
@@ -311,7 +326,7 @@ Result<CompileResult> run_session(const CompileOptions& o, const ProviderFactory
   }
   llm::ResponseCache cache(o.cache ? cache_dir() + "/llm" : "");
   bool gpu_here = gpu_present ? *gpu_present : ask_gpu().ok();
-  Shared sh{o, *task, *hw, knowledge, cache, make, worker_argv, gpu_here, {}};
+  Shared sh{o, *task, *hw, knowledge, cache, make, gpus, gpu_here};
   std::vector<Trajectory> trajectories;
   for (int k = 1; k <= o.samples; ++k)
     trajectories.push_back({sh, k, layout::trajectory(o.out, k, o.samples), {}, "", ""});
@@ -329,7 +344,9 @@ Result<CompileResult> run_session(const CompileOptions& o, const ProviderFactory
       res.rounds.push_back(r);
       res.prompt_tokens += r.prompt_tokens;
       res.completion_tokens += r.completion_tokens;
-      bool better = !res.best || (r.passed && (!res.best->passed || r.speedup_vs_nvcc > res.best->speedup_vs_nvcc)) ||
+      bool better = !res.best ||
+                    (r.passed && (!res.best->passed || speedup_toward_target(r, o.target_base) >
+                                                           speedup_toward_target(*res.best, o.target_base))) ||
                     (!res.best->passed && !r.passed && r.assembled && !res.best->assembled);
       if (r.extracted && better) res.best = r;
     }
@@ -351,6 +368,27 @@ Result<CompileResult> run_session(const CompileOptions& o, const ProviderFactory
 }
 
 }  // namespace
+
+Result<std::pair<double, SpeedupBase>> parse_target_speedup(std::string_view text) {
+  std::string t(trim(text));
+  SpeedupBase base = SpeedupBase::nvcc;
+  if (auto colon = t.find(':'); colon != std::string::npos) {
+    std::string b = t.substr(colon + 1);
+    if (b == "library") base = SpeedupBase::library;
+    else if (b != "nvcc") return Error{fmt::format("'{}': a target speedup is relative to nvcc or library (e.g. 1.0x:library)", text)};
+    t = t.substr(0, colon);
+  }
+  if (!t.empty() && (t.back() == 'x' || t.back() == 'X')) t.pop_back();
+  char* end = nullptr;
+  double v = t.empty() ? -1 : std::strtod(t.c_str(), &end);
+  if (t.empty() || *end != '\0' || !(v >= 0) || v > 1000)
+    return Error{fmt::format("'{}' is not a target speedup: give a number such as 1.2, 1.2x or 1.0x:library", text)};
+  return std::pair{v, base};
+}
+
+std::string target_speedup_text(double target, SpeedupBase base) {
+  return fmt::format("{:g}x {}", target, base == SpeedupBase::library ? "the library" : "nvcc");
+}
 
 uint64_t round_seed(std::optional<uint64_t> session_seed, int sample, int round) {
   if (!session_seed) return task::fresh_seed();
@@ -389,6 +427,11 @@ std::string CompileResult::summary() const {
 }
 
 Result<CompileResult> compile(const CompileOptions& o, const ProviderFactory& make, const std::vector<std::string>& worker_argv) {
+  GpuPool gpus({{0, worker_argv}});
+  return compile(o, make, gpus);
+}
+
+Result<CompileResult> compile(const CompileOptions& o, const ProviderFactory& make, GpuPool& gpus) {
   // Everything is checked before the folder is made: a mistyped option leaves nothing behind.
   if (auto s = validate_options(o); !s) return s.error();
   if (file_exists(layout::session_options(o.out)))
@@ -397,16 +440,21 @@ Result<CompileResult> compile(const CompileOptions& o, const ProviderFactory& ma
   fs::create_directories(o.out, ec);
   if (ec) return Error{fmt::format("cannot create the session folder {}: {}", o.out, ec.message())};
   if (auto s = write_file(layout::session_options(o.out), session_options_json(o)); !s) return s.error();
-  return run_session(o, make, worker_argv, std::nullopt);
+  return run_session(o, make, gpus, std::nullopt);
 }
 
 Result<CompileResult> resume(const std::string& dir, const ProviderFactory& make, const std::vector<std::string>& worker_argv,
                              std::optional<bool> gpu_present) {
+  GpuPool gpus({{0, worker_argv}});
+  return resume(dir, make, gpus, gpu_present);
+}
+
+Result<CompileResult> resume(const std::string& dir, const ProviderFactory& make, GpuPool& gpus, std::optional<bool> gpu_present) {
   auto text = read_file(layout::session_options(dir));
   if (!text) return Error{fmt::format("{} is not a session folder: {}", dir, text.error().message)};
   auto o = session_options_from(*text, dir);
   if (!o) return o.error();
-  return run_session(*o, make, worker_argv, gpu_present);
+  return run_session(*o, make, gpus, gpu_present);
 }
 
 }  // namespace ptxforge::agent

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/gpu_pool.h"
 #include "agent/knowledge.h"
 #include "agent/prompt.h"
 #include "agent/session.h"
@@ -20,6 +21,12 @@
 
 namespace ptxforge::agent {
 
+// What --target-speedup is relative to: nvcc's kernel for the reference, or the vendor library.
+enum class SpeedupBase { nvcc, library };
+// "1.2", "1.2x" or "1.2x:nvcc" (relative to nvcc), "1.0x:library".
+Result<std::pair<double, SpeedupBase>> parse_target_speedup(std::string_view text);
+std::string target_speedup_text(double target, SpeedupBase base);
+
 struct CompileOptions {
   std::string task_dir;
   std::string model;  // provider spec
@@ -27,7 +34,10 @@ struct CompileOptions {
   std::string hardware_profile;  // "" = the GPU, else h200
   int rounds = 8;
   int samples = 1;
-  double target_speedup = 0;  // stop once verified at least this much faster than nvcc (0: at the first verified)
+  // Keep going after the first verified kernel until one is this much faster than the base
+  // (0: stop at the first verified); the best verified round is kept.
+  double target_speedup = 0;
+  SpeedupBase target_base = SpeedupBase::nvcc;
   std::string out;            // the session folder
   bool cache = true;
   double temperature = 0.2;
@@ -59,6 +69,11 @@ Result<CompileResult> compile(const CompileOptions& opts, const ProviderFactory&
 // where there was none are verified again.
 Result<CompileResult> resume(const std::string& dir, const ProviderFactory& make = llm::make_provider,
                              const std::vector<std::string>& worker_argv = gpu::default_worker_argv(),
+                             std::optional<bool> gpu_present = std::nullopt);
+// The same over several GPUs: the samples' candidates take whichever GPU is free (a bench
+// shares one pool among its cells).
+Result<CompileResult> compile(const CompileOptions& opts, const ProviderFactory& make, GpuPool& gpus);
+Result<CompileResult> resume(const std::string& dir, const ProviderFactory& make, GpuPool& gpus,
                              std::optional<bool> gpu_present = std::nullopt);
 
 // A round's base seed: derived from the session's --seed (so a session is reproduced round by

@@ -1,8 +1,11 @@
 #include "agent/feedback.h"
 
+#include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "agent/compile.h"  // SpeedupBase
 #include "util/text.h"
 
 namespace ptxforge::agent {
@@ -16,6 +19,101 @@ std::string cap(std::string s, size_t max_chars) {
   if (s.size() <= max_chars) return s;
   s.resize(max_chars);
   return s + "\n[... feedback cut at " + std::to_string(max_chars) + " characters]\n";
+}
+
+// ptxas's info and warning lines with a code, "(C7515) Potential Performance Loss: ...": the
+// module assembled, but ptxas serialised, injected or ignored something, at a cost in speed.
+// Returns the code ("C7515"), or "" for any other diagnostic.
+std::string performance_code(const Diagnostic& d) {
+  if (d.check_id != "ptxas" || d.severity == Severity::error) return "";
+  const std::string& m = d.message;
+  for (size_t at = m.find("(C"); at != std::string::npos; at = m.find("(C", at + 1))
+    if (at + 7 <= m.size() && m[at + 6] == ')' &&
+        std::all_of(m.begin() + static_cast<long>(at) + 2, m.begin() + static_cast<long>(at) + 6,
+                    [](char c) { return c >= '0' && c <= '9'; }))
+      return m.substr(at + 1, 5);
+  return "";
+}
+
+constexpr size_t kMaxPerformanceNotes = 6;
+
+// One line per code (ptxas repeats a note for every place it applies, differing only in the
+// line it names), with how often it came; at most kMaxPerformanceNotes codes.
+std::string performance_notes(const Diagnostics& diags) {
+  struct Note {
+    std::string code, text;
+    int times = 0;
+  };
+  std::vector<Note> notes;
+  for (auto& d : diags.list()) {
+    std::string code = performance_code(d);
+    if (code.empty()) continue;
+    auto same = std::find_if(notes.begin(), notes.end(), [&](const Note& n) { return n.code == code; });
+    if (same == notes.end())
+      same = notes.insert(notes.end(), {code, d.loc.line ? fmt::format("line {}: {}", d.loc.line, d.message) : d.message, 0});
+    ++same->times;
+  }
+  if (notes.empty()) return "";
+  std::string out = "## ptxas performance notes\nThe module assembled, but ptxas reports code it had to slow down:\n";
+  for (size_t i = 0; i < std::min(notes.size(), kMaxPerformanceNotes); ++i)
+    out += fmt::format("- {}{}\n", notes[i].text, notes[i].times > 1 ? fmt::format(" ({} times)", notes[i].times) : "");
+  if (notes.size() > kMaxPerformanceNotes) out += fmt::format("- ... and {} more\n", notes.size() - kMaxPerformanceNotes);
+  return out + "\n";
+}
+
+// The geometric mean over the timed size sets of the base's time over the candidate's; 0 when
+// nothing was timed against that base. `name` gets the base's name ("cuBLAS sgemm").
+double measured_speedup(const eval::RunRecord& r, SpeedupBase base, std::string& name) {
+  name = base == SpeedupBase::library ? "the library" : "nvcc's kernel";
+  if (!r.time || !r.time->trials_pass) return 0;
+  double log_sum = 0;
+  int n = 0;
+  for (auto& s : r.time->sizes) {
+    if (s.candidate.median_ms <= 0) continue;
+    double other = s.reference.median_ms;
+    if (base == SpeedupBase::library) {
+      if (!s.library) continue;
+      other = s.library->median_ms;
+      if (!s.library_name.empty()) name = s.library_name;
+    }
+    if (other <= 0) continue;
+    log_sum += std::log(other / s.candidate.median_ms);
+    ++n;
+  }
+  return n ? std::exp(log_sum / n) : 0;
+}
+
+std::string target_text(const SpeedupTarget& t) {
+  double tenths = t.speedup * 10;
+  std::string number = tenths == std::round(tenths) ? fmt::format("{:.1f}", t.speedup) : fmt::format("{:g}", t.speedup);
+  return fmt::format("{}x {}", number, t.base == SpeedupBase::library ? "the library" : "nvcc");
+}
+
+// The last line: what the model should do next, which is "fix it" only when something failed.
+std::string closing_line(const eval::RunRecord& r, const eval::StageResult* failed, const SpeedupTarget& target) {
+  if (failed) return kAskAgain;
+  if (r.passed) {
+    if (target.speedup <= 0)
+      return "The kernel is correct. Make it faster if you can, keeping it correct; answer with the complete module.";
+    std::string base;
+    double got = measured_speedup(r, target.base, base);
+    if (got <= 0)
+      return fmt::format("The kernel is correct, but its speed against {} was not measured in this run, so the target "
+                         "({}) is not judged. Make it faster if you can, keeping it correct; answer with the complete "
+                         "module.",
+                         base, target_text(target));
+    if (got >= target.speedup)
+      return fmt::format("Verified at {:.2f}x {}, which meets the target of {}. Nothing more is asked.", got, base,
+                         target_text(target));
+    return fmt::format("Verified at {:.2f}x {}; the target is {}: make it faster, keeping it correct, and answer with "
+                       "the complete module in one ```ptx block, launch lines first.",
+                       got, base, target_text(target));
+  }
+  const eval::StageResult* verify = r.find_stage(eval::StageId::verify);
+  if (verify && verify->status == eval::StageStatus::skipped)
+    return "It passed the checks and assembled, but it could not be run here: there is no GPU on this machine, so it "
+           "is not verified yet. It will be verified where there is one; nothing is asked of you now.";
+  return fmt::format("Nothing failed, but the kernel was not verified: {}.", r.verdict(eval::Audience::model));
 }
 
 }  // namespace
@@ -51,7 +149,21 @@ std::string feedback_no_code(const std::string& why) {
   return fmt::format("Your reply could not be used: {}.\n\n{}", why, kAskAgain);
 }
 
+std::string feedback_truncated(int max_tokens, std::string_view reply) {
+  bool begun = reply.find("```") != std::string_view::npos;
+  return fmt::format(
+      "Your reply was cut at {} tokens (the limit), so none of it was checked{}. Answer with a shorter module: one "
+      "```ptx block with little or no text before it, launch lines first; loops instead of long hand-unrolled "
+      "sequences; no comments besides the launch lines.",
+      max_tokens, begun ? "" : ": the code block had not even begun");
+}
+
 std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Hardware& hw, size_t max_chars) {
+  return feedback_for(t, r, hw, SpeedupTarget{}, max_chars);
+}
+
+std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Hardware& hw, const SpeedupTarget& target,
+                         size_t max_chars) {
   std::string out;
   const eval::StageResult* failed = nullptr;
   for (auto& s : r.stages)
@@ -136,6 +248,7 @@ std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Ha
                            f.name, f.registers, f.shared_bytes, f.spill_stores, f.spill_loads);
     out += "\n";
   }
+  if (r.diagnostics.error_count() == 0) out += performance_notes(r.diagnostics);
   std::vector<std::string> missing;
   for (auto& p : r.proofs)
     if (!p.in_ptx) missing.push_back(p.family);
@@ -161,11 +274,10 @@ std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Ha
     SourceText src("candidate.ptx", r.source_text);
     Diagnostics warnings;
     for (auto& d : r.diagnostics.list())
-      if (d.severity == Severity::warning && warnings.list().size() < 5) warnings.add(d);
-    out += "## Warnings\n" + render_text(warnings, src) + "\n";
+      if (d.severity == Severity::warning && performance_code(d).empty() && warnings.list().size() < 5) warnings.add(d);
+    if (!warnings.empty()) out += "## Warnings\n" + render_text(warnings, src) + "\n";
   }
-  if (r.passed) out += "The kernel is correct. Make it faster if you can, keeping it correct; answer with the complete module.";
-  else out += kAskAgain;
+  out += closing_line(r, failed, target);
   return cap(out, max_chars);
 }
 

@@ -1,12 +1,18 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
+#include "agent/compile.h"
 #include "agent/feedback.h"
+#include "agent/session_layout.h"
 #include "eval/pipeline.h"
 #include "gpu/fake_worker.h"
 #include "task/task_spec.h"
+#include "toolchain/ptxas.h"
 #include "util/paths.h"
+#include "util/text.h"
 
 namespace ptxforge::agent {
 namespace {
@@ -152,6 +158,203 @@ TEST(Feedback, TheModelNeverSeesAHeldBackSizeSetOfARealRecord) {
     EXPECT_EQ(fb.find("tiny"), std::string::npos) << fb;
     EXPECT_NE(fb.find("held-back size"), std::string::npos) << fb;
   }
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// ptxas's performance notes arrive as info lines (notes) and warnings with a C-code; they go
+// back to the model once per code, with how often ptxas said it, capped, apart from the plain
+// warnings.
+TEST(Feedback, PtxasPerformanceNotesReachTheModelOncePerCodeAndCapped) {
+  task::Task t = *task::load_task(std::string(PTXFORGE_SOURCE_DIR) + "/tasks/level2/hgemm_mma");
+  Hardware hw = *find_hardware("h200");
+  std::string log =
+      "ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async instructions are serialized due to the "
+      "presence of Extern calls in the function 'hgemm'.\n"
+      "ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async instructions are serialized due to the "
+      "presence of Extern calls in the function 'hgemm'.\n"
+      "ptxas k.ptx, line 2; warning : (C7517) warpgroup.wait is injected in around line 2 by compiler to allow use of "
+      "registers defined by GMMA in function 'hgemm'\n"
+      "ptxas k.ptx, line 1; warning : something odd\n"
+      "ptxas info    : Compiling entry function 'hgemm' for 'sm_90a'\n";
+  for (int i = 0; i < 7; ++i)
+    log += fmt::format("ptxas info    : (C7519) warpgroup.arrive is injected in around line {} by compiler to allow use "
+                       "of registers in GMMA in function 'hgemm'\n",
+                       100 + i);
+  toolchain::AssembleResult a;
+  parse_ptxas_output(log, "a\nb\n", a);
+  eval::RunRecord r;
+  r.source_text = "a\nb\n";
+  for (auto& d : a.diags.list()) r.diagnostics.add(d);
+  r.stage(eval::StageId::check).status = eval::StageStatus::passed;
+  r.stage(eval::StageId::assemble).status = eval::StageStatus::passed;
+  eval::StageResult& v = r.stage(eval::StageId::verify);
+  v.status = eval::StageStatus::failed;
+  v.summary = "size set 'small', seed 1: 3 of 64 elements wrong";
+  std::string fb = feedback_for(t, r, hw);
+  ASSERT_NE(fb.find("## ptxas performance notes\n"), std::string::npos) << fb;
+  EXPECT_NE(fb.find("- (C7515) Potential Performance Loss: wgmma.mma_async instructions are serialized due to the presence "
+                    "of Extern calls in the function 'hgemm' (2 times)\n"),
+            std::string::npos)
+      << fb;
+  EXPECT_EQ(count(fb, "(C7515)"), 1u) << fb;
+  EXPECT_NE(fb.find("- (C7519) warpgroup.arrive is injected in around line 100 by compiler to allow use of registers in GMMA "
+                    "in function 'hgemm' (7 times)\n"),
+            std::string::npos)
+      << fb;
+  EXPECT_EQ(count(fb, "(C7519)"), 1u) << fb;
+  EXPECT_NE(fb.find("- line 2: (C7517) warpgroup.wait is injected"), std::string::npos) << fb;
+  EXPECT_EQ(count(fb, "(C7517)"), 1u) << "a coded warning is listed as a note, not again as a warning\n" << fb;
+  size_t warnings = fb.find("## Warnings");
+  ASSERT_NE(warnings, std::string::npos) << fb;
+  EXPECT_NE(fb.find("something odd", warnings), std::string::npos) << "plain warnings stay where they were";
+  EXPECT_EQ(fb.find("Compiling entry"), std::string::npos);
+
+  // Capped at six codes.
+  toolchain::AssembleResult many;
+  std::string many_log;
+  for (int code = 7500; code < 7510; ++code)
+    many_log += fmt::format("ptxas info    : (C{}) Potential Performance Loss: reason {}\n", code, code);
+  parse_ptxas_output(many_log, "", many);
+  eval::RunRecord m;
+  m.stage(eval::StageId::verify) = v;
+  for (auto& d : many.diags.list()) m.diagnostics.add(d);
+  fb = feedback_for(t, m, hw);
+  EXPECT_EQ(count(fb, "Potential Performance Loss: reason"), 6u) << fb;
+  EXPECT_NE(fb.find("- ... and 4 more\n"), std::string::npos) << fb;
+
+  // No notes: no section.
+  eval::RunRecord quiet;
+  quiet.stage(eval::StageId::verify) = v;
+  EXPECT_EQ(feedback_for(t, quiet, hw).find("ptxas performance notes"), std::string::npos);
+}
+
+eval::RunRecord verified_and_timed(double candidate_ms, double nvcc_ms, std::optional<double> library_ms) {
+  eval::RunRecord r;
+  for (auto id : {eval::StageId::check, eval::StageId::assemble, eval::StageId::verify, eval::StageId::time})
+    r.stage(id).status = eval::StageStatus::passed;
+  r.passed = true;
+  r.gpu_verified = true;
+  gpu::TimeReport tr;
+  tr.trials_pass = tr.reverify_pass = true;
+  gpu::SizeTiming st;
+  st.size_set = "1024";
+  st.candidate.median_ms = candidate_ms;
+  st.reference.median_ms = nvcc_ms;
+  if (library_ms) {
+    st.library = gpu::TimingStats{};
+    st.library->median_ms = *library_ms;
+    st.library_name = "cuBLAS sgemm";
+  }
+  tr.sizes.push_back(st);
+  r.time = tr;
+  return r;
+}
+
+const char* kFixIt = "Fix the problems";
+
+// The last line says what to do next; "fix the problems" only when something failed.
+TEST(Feedback, TheClosingLineFitsTheRound) {
+  task::Task t = *task::load_task(std::string(PTXFORGE_SOURCE_DIR) + "/tasks/level1/sgemm");
+  Hardware hw = *find_hardware("h200");
+  eval::RunRecord slow = verified_and_timed(1.0, 1.5, 0.87);
+  std::string fb = feedback_for(t, slow, hw);
+  EXPECT_EQ(fb.find(kFixIt), std::string::npos) << fb;
+  EXPECT_TRUE(ends_with(fb, "The kernel is correct. Make it faster if you can, keeping it correct; answer with the complete module."))
+      << fb;
+
+  fb = feedback_for(t, slow, hw, SpeedupTarget{1.0, SpeedupBase::library});
+  EXPECT_EQ(fb.find(kFixIt), std::string::npos) << fb;
+  EXPECT_NE(fb.find("Verified at 0.87x cuBLAS sgemm; the target is 1.0x the library: make it faster"), std::string::npos) << fb;
+  fb = feedback_for(t, slow, hw, SpeedupTarget{1.6, SpeedupBase::nvcc});
+  EXPECT_NE(fb.find("Verified at 1.50x nvcc's kernel; the target is 1.6x nvcc: make it faster"), std::string::npos) << fb;
+  fb = feedback_for(t, slow, hw, SpeedupTarget{1.25, SpeedupBase::nvcc});
+  EXPECT_NE(fb.find("Verified at 1.50x nvcc's kernel, which meets the target of 1.25x nvcc"), std::string::npos) << fb;
+  EXPECT_EQ(fb.find("make it faster"), std::string::npos) << fb;
+
+  eval::RunRecord untimed = slow;
+  untimed.time.reset();
+  fb = feedback_for(t, untimed, hw, SpeedupTarget{1.0, SpeedupBase::library});
+  EXPECT_NE(fb.find("not measured in this run, so the target (1.0x the library) is not judged"), std::string::npos) << fb;
+  EXPECT_EQ(fb.find(kFixIt), std::string::npos) << fb;
+
+  // Assembled, but no GPU here: nothing failed, nothing to fix.
+  eval::RunRecord no_gpu;
+  no_gpu.stage(eval::StageId::check).status = eval::StageStatus::passed;
+  no_gpu.stage(eval::StageId::assemble).status = eval::StageStatus::passed;
+  eval::StageResult& v = no_gpu.stage(eval::StageId::verify);
+  v.status = eval::StageStatus::skipped;
+  v.summary = "NOT verified on a GPU: no CUDA driver";
+  no_gpu.failure = gpu::Failure{gpu::FailureKind::driver, "no CUDA driver", ""};
+  fb = feedback_for(t, no_gpu, hw, SpeedupTarget{1.0, SpeedupBase::library});
+  EXPECT_EQ(fb.find(kFixIt), std::string::npos) << fb;
+  EXPECT_NE(fb.find("assembled, but it could not be run here: there is no GPU on this machine"), std::string::npos) << fb;
+
+  // A failure still asks for a fix.
+  eval::RunRecord broken = no_gpu;
+  broken.stage(eval::StageId::verify).status = eval::StageStatus::failed;
+  broken.stage(eval::StageId::verify).summary = "size set '1024', seed 1: 5 of 9 elements wrong";
+  broken.failure.reset();
+  EXPECT_TRUE(ends_with(feedback_for(t, broken, hw), "launch lines first.")) << feedback_for(t, broken, hw);
+  EXPECT_NE(feedback_for(t, broken, hw).find(kFixIt), std::string::npos);
+}
+
+TEST(Feedback, ATruncatedReplyAsksForAShorterModule) {
+  std::string fb = feedback_truncated(16384, "Let me think about tiling. First, ...");
+  EXPECT_NE(fb.find("Your reply was cut at 16384 tokens (the limit), so none of it was checked: the code block had not even begun."),
+            std::string::npos)
+      << fb;
+  EXPECT_NE(fb.find("begun. Answer with a shorter module: one ```ptx block"), std::string::npos) << fb;
+  EXPECT_EQ(fb.find(kFixIt), std::string::npos);
+  fb = feedback_truncated(8000, "```ptx\n// @launch grid=(1,1,1) block=(1,1,1)\n.version 8.0\n.visible .entry k(");
+  EXPECT_NE(fb.find("cut at 8000 tokens (the limit), so none of it was checked. Answer"), std::string::npos) << fb;
+}
+
+// The loop: a reply the model was stopped in is not extracted or checked; the round says so,
+// the model is told its limit, and the next round goes on. No ptxas or GPU is needed: neither
+// round has a module to check.
+TEST(Feedback, TheLoopDoesNotCheckATruncatedReply) {
+  std::string dir = ::testing::TempDir() + "/cut-session-" + std::to_string(::getpid());
+  std::string replies = dir + "-replies.json";
+  ASSERT_TRUE(write_file(replies, R"({"replies": [
+      {"text": "```ptx\n// @launch grid=(ceil_div(n,256),1,1) block=(256,1,1)\n.version 8.0\n.target sm_90a\n.visible .entry vector_add(", "truncated": true},
+      "I could not finish."]})")
+                  .ok());
+  CompileOptions o;
+  o.task_dir = std::string(PTXFORGE_SOURCE_DIR) + "/tasks/level1/vector_add";
+  o.model = "replay:" + replies;
+  o.out = dir;
+  o.rounds = 2;
+  o.cache = false;
+  o.max_tokens = 4000;
+  o.prompt.knowledge = KnowledgeLevel::none;
+  o.hardware_profile = "h200";
+  std::vector<std::string> no_gpu = {"/bin/sh", "-c", "while read l; do echo '{\"failure\":{\"kind\":\"driver\",\"message\":\"x\"}}'; done"};
+  auto r = compile(o, llm::make_provider, no_gpu);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->rounds.size(), 2u);
+  EXPECT_EQ(r->rounds[0].verdict, kTruncatedVerdict);
+  EXPECT_FALSE(r->rounds[0].extracted);
+  std::string round1 = layout::round(dir, 1);
+  EXPECT_FALSE(file_exists(layout::candidate(round1, false))) << "a cut reply is not written out as a candidate";
+  EXPECT_FALSE(file_exists(layout::result(round1))) << "nor checked";
+  auto fb = read_file(layout::feedback(round1));
+  ASSERT_TRUE(fb.ok());
+  EXPECT_NE(fb->find("Your reply was cut at 4000 tokens (the limit)"), std::string::npos) << *fb;
+  auto first = load_messages(round1);
+  ASSERT_TRUE(first.ok());
+  EXPECT_NE(first->back().content.find("Your reply may be at most 4000 tokens"), std::string::npos) << "the prompt states the limit";
+  auto second = load_messages(layout::round(dir, 2));
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->back().content, *fb) << "the next round is told";
+  EXPECT_NE(r->rounds[1].verdict.find("no kernel in the reply"), std::string::npos) << r->rounds[1].verdict;
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  std::filesystem::remove(replies, ec);
 }
 
 }  // namespace

@@ -4,9 +4,13 @@
 
 #include <cstdlib>
 #include <memory>
+#include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "gpu/guard_layout.h"
+#include "gpu/library_baseline.h"
 #include "ptx/target.h"
 #include "task/task_view.h"
 #include "toolchain/nvcc.h"
@@ -16,11 +20,19 @@ namespace ptxforge::agent {
 
 namespace {
 
+// What the kernel is timed against: nvcc's build of the reference and, where the task has one,
+// the vendor library ("cuBLAS sgemm").
+std::string timed_against(const task::Task& t) {
+  std::string out = "the kernel nvcc builds from the reference";
+  if (t.baseline) out += fmt::format(" and against {}, the vendor library", gpu::LibraryBaseline::name(*t.baseline));
+  return out;
+}
+
 std::string role_and_rules(const task::Task& t, const PromptOptions& o) {
   return fmt::format(
       "You are the compiler backend of a GPU toolchain: you write PTX, NVIDIA's virtual ISA, directly. Your module is "
       "checked by a PTX front end, assembled by ptxas for {arch}, run against a reference on several sizes and seeds "
-      "(including sizes you are not shown), and timed against the kernel nvcc builds from the reference.\n\n"
+      "(including sizes you are not shown), and timed against {timed}.\n\n"
       "Rules:\n"
       "- Write PTX ISA 9.0 or lower that CUDA 13.0's ptxas accepts for `.target {arch}`.\n"
       "- The kernel must be correct for every size, including sizes that are not multiples of your tile or block.\n"
@@ -30,7 +42,7 @@ std::string role_and_rules(const task::Task& t, const PromptOptions& o) {
       "- Declare every register (`.reg .b32 %r<16>;`); do not name a register like a special register (%tid, %ntid, ...).\n"
       "- The entry is named `{entry}` and takes the parameters in the order listed (pointers as .u64, scalars as their "
       "type{tm}).",
-      fmt::arg("arch", o.arch), fmt::arg("entry", t.entry),
+      fmt::arg("arch", o.arch), fmt::arg("entry", t.entry), fmt::arg("timed", timed_against(t)),
       fmt::arg("tm", [&] {
         for (auto& p : t.params)
           if (p.kind == task::Param::tensor_map) return std::string(", tensor maps as `.param .align 64 .b8 NAME[128]`");
@@ -59,6 +71,47 @@ std::string output_format(const task::Task& t, const std::string& arch) {
       "`// @scratch name=tmp dtype=f32 count=EXPR` gives you a zero-filled scratch buffer to pass in `args`. You may "
       "explain before the block; nothing after it is read.",
       fmt::arg("version", version ? version->str() : "8.0"), fmt::arg("arch", arch), fmt::arg("entry", t.entry));
+}
+
+// What the harness does around the kernel, so a model need not guess it: the symbols launch
+// expressions may name, integer division, what each buffer holds before a run, that all the
+// launch lines are one timed run, scratch buffers as parameters, the alignment every buffer
+// gets (gpu/guard_layout.h), and what the time is compared with.
+std::string harness_facts(const task::Task& t) {
+  std::set<std::string> symbols;  // from the shown size sets only: held-back sets stay unnamed
+  for (auto* s : t.size_sets(false))
+    for (auto& [k, v] : s->values) symbols.insert("`" + k + "`");
+  std::vector<std::string> outs, inouts, args;
+  for (auto& p : t.params) {
+    args.push_back(p.name);
+    if (p.kind != task::Param::buffer) continue;
+    if (p.role == task::Role::out) outs.push_back("`" + p.name + "`");
+    if (p.role == task::Role::inout) inouts.push_back("`" + p.name + "`");
+  }
+  std::string out = "\n## How your kernel is run\n";
+  out += fmt::format("- Size symbols for `@launch` and `@scratch` expressions: {} (the values of the size set being "
+                     "run; nothing else is bound). `/` and `%` there are integer division and remainder, truncating "
+                     "as in C: `n / 256` drops the remainder, `ceil_div(n, 256)` covers every element.\n",
+                     symbols.empty() ? std::string("none") : fmt::format("{}", fmt::join(symbols, ", ")));
+  std::string contents = "- Before every run the harness writes the buffers again: inputs hold the test data";
+  if (!outs.empty())
+    contents += fmt::format("; outputs ({}) are poisoned (every word 0xFFBADBAD, a NaN as f32), so write every element",
+                            fmt::join(outs, ", "));
+  if (!inouts.empty())
+    contents += fmt::format("; in-out buffers ({}) hold their initial contents again", fmt::join(inouts, ", "));
+  out += contents + "; `@scratch` buffers are zero-filled.\n";
+  out += "- A run is all your `@launch` lines, in order, on one stream: they are timed together as one run, and "
+         "nothing is reset between them (a later launch sees what an earlier one wrote).\n";
+  out += fmt::format("- An entry may take `@scratch` buffers as extra parameters: declare one with `// @scratch "
+                     "name=tmp dtype=f32 count=EXPR`, give the entry a `.param .u64` for it, and name every argument "
+                     "of that entry, in its .param order, in its launch line: `// @launch grid=(...) block=(...) "
+                     "args=({}, tmp)`. Without `args=` an entry takes exactly the task's parameters, in order.\n",
+                     fmt::join(args, ", "));
+  out += fmt::format("- Every buffer, scratch included, starts on a {}-byte boundary; its end is not padded, so an "
+                     "access past the last element may fault.\n",
+                     gpu::kGuardDataAlign);
+  out += fmt::format("- Timed against {}.\n", timed_against(t));
+  return out;
 }
 
 // A reference kernel declared without extern "C" keeps nvcc's mangled name
@@ -93,6 +146,7 @@ Result<std::vector<llm::Message>> build_prompt(const task::Task& t, const Prompt
     size_t sizes = view.find("## Sizes");
     if (sizes != std::string::npos) user += view.substr(sizes);
   }
+  user += harness_facts(t);
   if (o.knowledge >= KnowledgeLevel::hardware) user += "\n## Hardware\n" + hw.describe() + "\n";
   auto docs = select_knowledge(knowledge, o.knowledge, t.required_instructions);
   if (!docs.empty()) {
@@ -110,6 +164,10 @@ Result<std::vector<llm::Message>> build_prompt(const task::Task& t, const Prompt
                         source_name(t.reference.entry), *ptx);
   }
   if (o.format) user += "\n" + output_format(t, o.arch) + "\n";
+  if (o.max_tokens > 0)
+    user += fmt::format("\nYour reply may be at most {} tokens. A reply cut at that limit is not checked at all: keep "
+                        "the text before the code block short and the module compact.\n",
+                        o.max_tokens);
   msgs.push_back({"user", user});
   return msgs;
 }

@@ -1,8 +1,9 @@
 // The first prompt of a session. Each part can be switched off, so the ablations of the
 // seed reports (hardware facts, templates, contracts, nvcc few-shot) can be reproduced:
 // role and rules; the task (as `suite show` prints it) or, in translate mode, the CUDA
-// source to compile; the hardware; the target; knowledge at the chosen level; the exact
-// output format.
+// source to compile; how the harness runs the kernel (launch symbols, buffer contents and
+// alignment, what is timed against what); the hardware; the target; knowledge at the chosen
+// level; the exact output format and the reply's token limit.
 #pragma once
 
 #include <string>
@@ -23,6 +24,7 @@ struct PromptOptions {
   bool fewshot_nvcc = false;  // include the PTX nvcc -O3 makes of the reference kernel
   std::string arch = "sm_90a";
   bool role = true, format = true;  // switches for ablations
+  int max_tokens = 0;  // the reply's token limit (compile's max_tokens), stated to the model; 0: not stated
 };
 
 Result<std::vector<llm::Message>> build_prompt(const task::Task& t, const PromptOptions& o, const Hardware& hw,

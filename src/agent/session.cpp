@@ -91,6 +91,7 @@ Status save_round(const std::string& dir, const RoundSummary& s) {
             {"prompt_tokens", s.prompt_tokens},
             {"completion_tokens", s.completion_tokens},
             {"cached", s.cached},
+            {"gpu", s.gpu},
             {"seed", task::seed_text(s.seed)},  // a string: 64 bits lose digits in many JSON readers
             {"candidate", std::filesystem::path(s.candidate).filename().string()}};  // relative: sessions move
   return write_file(layout::summary(dir), j.dump(2));
@@ -118,6 +119,7 @@ std::optional<RoundSummary> load_round(const std::string& dir) {
     s.prompt_tokens = j.value("prompt_tokens", 0L);
     s.completion_tokens = j.value("completion_tokens", 0L);
     s.cached = j.value("cached", false);
+    s.gpu = j.value("gpu", -1);
     if (auto seed = task::parse_seed(j.value("seed", "0")); seed) s.seed = *seed;
     // Saved as a file name in the round's folder (older sessions saved a path): found again
     // wherever the session now lies.
@@ -176,6 +178,13 @@ const std::vector<Field>& fields() {
       plain("rounds", [](auto& o) -> auto& { return o.rounds; }),
       plain("samples", [](auto& o) -> auto& { return o.samples; }),
       plain("target_speedup", [](auto& o) -> auto& { return o.target_speedup; }),
+      {"target_base", [](const CompileOptions& o) { return json(o.target_base == SpeedupBase::library ? "library" : "nvcc"); },
+       [](CompileOptions& o, const json& j) -> Status {
+         std::string b = j.get<std::string>();
+         if (b != "library" && b != "nvcc") return Error{fmt::format("unknown target base '{}'", b)};
+         o.target_base = b == "library" ? SpeedupBase::library : SpeedupBase::nvcc;
+         return ok_status();
+       }},
       plain("cache", [](auto& o) -> auto& { return o.cache; }),
       plain("temperature", [](auto& o) -> auto& { return o.temperature; }),
       plain("max_tokens", [](auto& o) -> auto& { return o.max_tokens; }),
@@ -316,6 +325,8 @@ Status validate_options(const CompileOptions& o) {
   if (o.max_tokens < 1) return Error{"--max-tokens must be at least 1"};
   if (o.temperature < 0 || o.temperature > 2) return Error{"--temperature must lie between 0 and 2"};
   if (o.target_speedup < 0) return Error{"--target-speedup cannot be negative"};
+  if (o.target_speedup > 0 && o.target_base == SpeedupBase::library && !t->baseline)
+    return Error{fmt::format("task {} has no library baseline: give --target-speedup relative to nvcc (e.g. 1.2x)", t->name)};
   if (o.prices.known && (o.prices.input_per_mtok < 0 || o.prices.output_per_mtok < 0))
     return Error{"--price takes two numbers that are not negative, e.g. 2.5,10"};
   // The model spec: a provider that can be built. A missing API key is not an error here: the

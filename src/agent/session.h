@@ -38,6 +38,7 @@ struct RoundSummary {
   bool cached = false;
   std::string candidate;  // path of candidate.ptx / .cu
   uint64_t seed = 0;      // the round's base seed: `ptxforge run --seed` with it evaluates the round again
+  int gpu = -1;           // the GPU (ordinal) that verified it; -1 when none did
 };
 
 Status save_messages(const std::string& dir, const std::vector<llm::Message>& msgs);

@@ -110,6 +110,8 @@ Result<DeviceInfo> device_info(int ordinal) {
   info.bus_width_bits = attr(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
   d.cuDeviceTotalMem(&info.memory_bytes, dev);
   d.cuDriverGetVersion(&info.driver_version);
+  info.ordinal = ordinal;
+  d.cuDeviceGetCount(&info.device_count);
   return info;
 }
 

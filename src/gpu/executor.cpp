@@ -1000,16 +1000,16 @@ static void note_placement(const Executor::State& s, Outcome& out) {
 Executor::Executor(std::unique_ptr<State> s) : s_(std::move(s)) {}
 Executor::~Executor() = default;
 
-Result<std::unique_ptr<Executor>> Executor::create() {
+Result<std::unique_ptr<Executor>> Executor::create(int ordinal) {
   auto dr = driver();
   if (!dr) return dr.error();
   auto s = std::make_unique<State>();
   s->d = *dr;
-  auto info = device_info(0);
+  auto info = device_info(ordinal);
   if (!info) return info.error();
   s->info = *info;
   CUdevice dev;
-  s->d->cuDeviceGet(&dev, 0);
+  s->d->cuDeviceGet(&dev, ordinal);
   if (CUresult r = s->d->cuDevicePrimaryCtxRetain(&s->ctx, dev); r != CUDA_SUCCESS) return Error{"cuDevicePrimaryCtxRetain: " + describe(r)};
   if (CUresult r = s->d->cuCtxSetCurrent(s->ctx); r != CUDA_SUCCESS) return Error{"cuCtxSetCurrent: " + describe(r)};
   if (auto v = open_vmm(*s->d, dev); v) s->vmm = std::move(*v);

@@ -74,7 +74,7 @@ struct Outcome {
 
 class Executor {
  public:
-  static Result<std::unique_ptr<Executor>> create();
+  static Result<std::unique_ptr<Executor>> create(int ordinal = 0);
   ~Executor();
   Outcome run(const Job& job);
 

@@ -95,6 +95,8 @@ struct DeviceInfo {
   size_t memory_bytes = 0;
   int clock_khz = 0, memory_clock_khz = 0, bus_width_bits = 0;
   int driver_version = 0;  // 13000 for 13.0
+  int ordinal = 0;         // which of the GPUs the driver sees
+  int device_count = 0;    // how many GPUs the driver sees
   std::string arch() const;  // "sm_90a" for 9.0 (the arch-specific target of the device)
 };
 

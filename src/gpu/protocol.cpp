@@ -195,7 +195,9 @@ void to_json(json& j, const DeviceInfo& d) {
        {"clock_khz", d.clock_khz},
        {"memory_clock_khz", d.memory_clock_khz},
        {"bus_width_bits", d.bus_width_bits},
-       {"driver_version", d.driver_version}};
+       {"driver_version", d.driver_version},
+       {"ordinal", d.ordinal},
+       {"device_count", d.device_count}};
 }
 void from_json(const json& j, DeviceInfo& d) {
   d.name = j.at("name");
@@ -214,6 +216,8 @@ void from_json(const json& j, DeviceInfo& d) {
   d.memory_clock_khz = j.value("memory_clock_khz", 0);
   d.bus_width_bits = j.value("bus_width_bits", 0);
   d.driver_version = j.value("driver_version", 0);
+  d.ordinal = j.value("ordinal", 0);
+  d.device_count = j.value("device_count", 0);
 }
 // Seeds travel as decimal strings: JSON readers outside this program keep only 53 bits of a number.
 static json seed_json(uint64_t seed) { return task::seed_text(seed); }

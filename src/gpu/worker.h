@@ -15,7 +15,8 @@ namespace ptxforge::gpu {
 
 // The worker's main loop (the hidden `ptxforge worker` subcommand): reads jobs on stdin,
 // answers on stdout; kernel printf output is sent to stderr so it cannot corrupt answers.
-int worker_main();
+// `ordinal` picks the GPU (`ptxforge worker --device N`).
+int worker_main(int ordinal = 0);
 
 // Where the pipeline sends jobs: the worker process, or a fake in tests.
 class JobRunner {
@@ -67,8 +68,10 @@ class WorkerClient : public JobRunner {
   std::string pending_;  // bytes read past the last newline
 };
 
-// argv for the real worker: this binary with the `worker` subcommand.
+// argv for the real worker: this binary with the `worker` subcommand; with an ordinal, a
+// worker on that GPU (`worker --device N`).
 std::vector<std::string> default_worker_argv();
+std::vector<std::string> worker_argv_for_gpu(int ordinal);
 
 // The GPU's facts, from the worker: the parent never loads the driver itself. Without a GPU
 // the error says what is missing (the worker's "no CUDA driver: ...").

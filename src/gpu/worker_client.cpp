@@ -30,6 +30,10 @@ std::string describe_status(int status) {
 }  // namespace
 
 std::vector<std::string> default_worker_argv() { return {executable_path(), "worker"}; }
+std::vector<std::string> worker_argv_for_gpu(int ordinal) {
+  if (ordinal == 0) return default_worker_argv();
+  return {executable_path(), "worker", "--device", std::to_string(ordinal)};
+}
 
 WorkerClient::WorkerClient(std::vector<std::string> argv) : argv_(std::move(argv)) {}
 

@@ -13,7 +13,7 @@
 
 namespace ptxforge::gpu {
 
-int worker_main() {
+int worker_main(int ordinal) {
   // Answers go to the original stdout; anything else written to stdout (a kernel's printf,
   // a library's chatter) goes to stderr instead.
   int answers = dup(1);
@@ -30,12 +30,12 @@ int worker_main() {
       o.failure = Failure{FailureKind::protocol, job.error().message, ""};
     } else if (job->kind == JobKind::device && !executor) {
       // The GPU's facts need the driver, not a context: doctor asks without claiming the GPU.
-      auto info = device_info();
+      auto info = device_info(ordinal);
       if (info) o.device = *info;
       else o.failure = Failure{FailureKind::driver, info.error().message, ""};
     } else {
       if (!executor && init_error.empty()) {
-        auto e = Executor::create();
+        auto e = Executor::create(ordinal);
         if (e) executor = std::move(*e);
         else init_error = e.error().message;
       }

@@ -37,6 +37,7 @@ std::optional<Reply> ResponseCache::get(const std::string& key) const {
     r.text = j.at("text");
     r.usage.prompt_tokens = j.value("prompt_tokens", 0L);
     r.usage.completion_tokens = j.value("completion_tokens", 0L);
+    r.truncated = j.value("truncated", false);
     r.from_cache = true;
     return r;
   } catch (const std::exception&) {
@@ -46,7 +47,8 @@ std::optional<Reply> ResponseCache::get(const std::string& key) const {
 
 void ResponseCache::put(const std::string& key, const Reply& r) const {
   if (dir_.empty()) return;
-  json j = {{"text", r.text}, {"prompt_tokens", r.usage.prompt_tokens}, {"completion_tokens", r.usage.completion_tokens}};
+  json j = {{"text", r.text}, {"prompt_tokens", r.usage.prompt_tokens}, {"completion_tokens", r.usage.completion_tokens},
+            {"truncated", r.truncated}};
   std::string path = dir_ + "/" + key + ".json";
   std::string tmp = path + ".tmp";
   if (write_file(tmp, j.dump())) {

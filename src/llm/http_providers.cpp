@@ -85,8 +85,10 @@ class OpenAi : public HostedProvider {
                      opts_.max_reply_bytes};
     if (!key_.empty()) http.headers.push_back("Authorization: Bearer " + key_);
     return exchange("openai:" + model_, http, opts_, [](const json& j, Reply& reply) {
-      const json& msg = j.at("choices").at(0).at("message");
+      const json& choice = j.at("choices").at(0);
+      const json& msg = choice.at("message");
       if (msg.contains("content") && msg["content"].is_string()) reply.text = msg["content"].get<std::string>();
+      reply.truncated = choice.contains("finish_reason") && choice["finish_reason"] == "length";
       if (j.contains("usage") && j["usage"].is_object()) {
         reply.usage.prompt_tokens = j["usage"].value("prompt_tokens", 0L);
         reply.usage.completion_tokens = j["usage"].value("completion_tokens", 0L);
@@ -115,6 +117,7 @@ class Anthropic : public HostedProvider {
     return exchange("anthropic:" + model_, http, opts_, [](const json& j, Reply& reply) {
       for (auto& part : j.at("content"))
         if (part.value("type", "") == "text") reply.text += part.at("text").get<std::string>();
+      reply.truncated = j.contains("stop_reason") && j["stop_reason"] == "max_tokens";
       if (j.contains("usage") && j["usage"].is_object()) {
         reply.usage.prompt_tokens = j["usage"].value("input_tokens", 0L);
         reply.usage.completion_tokens = j["usage"].value("output_tokens", 0L);

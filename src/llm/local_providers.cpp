@@ -54,24 +54,23 @@ class Command : public Provider {
   ProviderOptions opts_;
 };
 
-// replay:<file>: {"produced_by": "...", "replies": ["round 1 reply", "round 2 reply", ...]}.
+// replay:<file>: {"produced_by": "...", "replies": ["round 1 reply", "round 2 reply", ...]}; a
+// reply may be {"text": "...", "truncated": true}, one the model stopped at its token limit.
 class Replay : public Provider {
  public:
-  Replay(std::string file, std::vector<std::string> replies) : file_(std::move(file)), replies_(std::move(replies)) {}
+  Replay(std::string file, std::vector<Reply> replies) : file_(std::move(file)), replies_(std::move(replies)) {}
   std::string kind() const override { return "replay"; }
   std::string model() const override { return file_; }
 
   Result<Reply> complete(const Request& req) override {
     if (req.round < 0 || static_cast<size_t>(req.round) >= replies_.size())
       return Error{fmt::format("replay: {} holds {} replies; there is none for round {}", file_, replies_.size(), req.round + 1)};
-    Reply r;
-    r.text = replies_[static_cast<size_t>(req.round)];
-    return r;
+    return replies_[static_cast<size_t>(req.round)];
   }
 
  private:
   std::string file_;
-  std::vector<std::string> replies_;
+  std::vector<Reply> replies_;
 };
 
 // manual: the prompt is already in the round's folder; someone writes reply.md beside it.
@@ -101,8 +100,13 @@ Result<std::unique_ptr<Provider>> make_replay(const std::string& file) {
   if (!text) return text.error();
   try {
     json j = json::parse(*text);
-    std::vector<std::string> replies;
-    for (auto& r : j.at("replies")) replies.push_back(r.is_string() ? r.get<std::string>() : r.at("text").get<std::string>());
+    std::vector<Reply> replies;
+    for (auto& r : j.at("replies")) {
+      Reply reply;
+      reply.text = r.is_string() ? r.get<std::string>() : r.at("text").get<std::string>();
+      reply.truncated = r.is_object() && r.value("truncated", false);
+      replies.push_back(std::move(reply));
+    }
     return std::unique_ptr<Provider>(std::make_unique<Replay>(file, std::move(replies)));
   } catch (const std::exception& e) {
     return Error{fmt::format("replay: {} is not a replay file ({{\"replies\": [...]}}): {}", file, e.what())};

@@ -6,7 +6,8 @@
 //   manual              writes the prompt to a file and stops; a person or agent writes the reply
 //   replay:<file>       replays recorded replies in order (demos, tests)
 // HTTP providers retry 429 and 5xx with backoff, honouring Retry-After. Keys come from the
-// environment and are never written anywhere.
+// environment and are never written anywhere. A reply the API says was stopped by the token
+// limit is marked `truncated`, so the loop does not check half a module as a broken one.
 #pragma once
 
 #include <chrono>
@@ -43,6 +44,7 @@ struct Reply {
   Usage usage;
   bool from_cache = false;
   bool pending = false;       // manual: the reply must be written by hand; `text` says where
+  bool truncated = false;     // the model stopped at the request's max_tokens: `text` is cut off
   double seconds = 0;
   int attempts = 1;
 };

@@ -226,6 +226,42 @@ TEST(Anthropic, MessagesApiWithSystemPromptAndUsage) {
   EXPECT_NE(srv.headers()[1].find("|sk-ant-SECRET|2023-06-01"), std::string::npos);
 }
 
+// A reply the API stopped at max_tokens is marked, so the loop does not check half a module.
+TEST(OpenAi, AReplyStoppedAtTheTokenLimitIsMarkedTruncated) {
+  FakeServer srv;
+  srv.push(200, R"({"choices":[{"message":{"role":"assistant","content":"```ptx\n.version"},"finish_reason":"length"}]})");
+  srv.push(200, R"({"choices":[{"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}]})");
+  Env base("OPENAI_BASE_URL", srv.url() + "/v1"), key("OPENAI_API_KEY", "");
+  Sleeps sleeps;
+  auto p = make_provider("openai:m", sleeps.options());
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  auto cut = (*p)->complete(hello());
+  ASSERT_TRUE(cut.ok()) << cut.error().message;
+  EXPECT_TRUE(cut->truncated);
+  EXPECT_EQ(cut->text, "```ptx\n.version");
+  auto whole = (*p)->complete(hello());
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  EXPECT_FALSE(whole->truncated);
+}
+
+TEST(Anthropic, AReplyStoppedAtMaxTokensIsMarkedTruncated) {
+  FakeServer srv;
+  srv.push(200, R"({"content":[{"type":"text","text":"half a mod"}],"stop_reason":"max_tokens",)"
+                R"("usage":{"input_tokens":20,"output_tokens":16384}})");
+  srv.push(200, R"({"content":[{"type":"text","text":"all"}],"stop_reason":"end_turn"})");
+  Env base("ANTHROPIC_BASE_URL", srv.url()), key("ANTHROPIC_API_KEY", "sk-ant-SECRET");
+  Sleeps sleeps;
+  auto p = make_provider("anthropic:claude-test", sleeps.options());
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  auto cut = (*p)->complete(hello());
+  ASSERT_TRUE(cut.ok()) << cut.error().message;
+  EXPECT_TRUE(cut->truncated);
+  EXPECT_EQ(cut->usage.completion_tokens, 16384);
+  auto whole = (*p)->complete(hello());
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  EXPECT_FALSE(whole->truncated);
+}
+
 TEST(Providers, MissingKeysAndUnreachableEndpointsAreClearErrors) {
   {
     Env key("ANTHROPIC_API_KEY", "");
@@ -300,6 +336,35 @@ TEST(ResponseCache, SecondIdenticalRequestIsFreeAndSamplesDiffer) {
   other.sample = 1;
   EXPECT_EQ(complete_cached(**p, other, cache)->text, "two");
   EXPECT_EQ(srv.requests().size(), 2u);
+}
+
+TEST(ResponseCache, ATruncatedReplyStaysTruncatedWhenServedFromTheCache) {
+  FakeServer srv;
+  srv.push(200, R"({"choices":[{"message":{"role":"assistant","content":"cut"},"finish_reason":"length"}]})");
+  Env base("OPENAI_BASE_URL", srv.url() + "/v1"), key("OPENAI_API_KEY", "");
+  auto p = make_provider("openai:m", {});
+  ResponseCache cache(::testing::TempDir() + "/llm-cache-cut-" + std::to_string(::getpid()));
+  auto a = complete_cached(**p, hello(), cache);
+  auto b = complete_cached(**p, hello(), cache);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(a->truncated);
+  EXPECT_TRUE(b->from_cache);
+  EXPECT_TRUE(b->truncated) << "the cache keeps the flag";
+  EXPECT_EQ(srv.requests().size(), 1u);
+}
+
+TEST(Providers, AReplayReplyCanBeMarkedTruncated) {
+  std::string file = ::testing::TempDir() + "/replies-cut.json";
+  ASSERT_TRUE(write_file(file, R"({"replies": [{"text": "half", "truncated": true}, "whole"]})").ok());
+  auto replay = make_provider("replay:" + file, {});
+  ASSERT_TRUE(replay.ok()) << replay.error().message;
+  Request req = hello();
+  auto first = (*replay)->complete(req);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->text, "half");
+  EXPECT_TRUE(first->truncated);
+  req.round = 1;
+  EXPECT_FALSE((*replay)->complete(req)->truncated);
 }
 
 TEST(Providers, KeysNeverReachTheSessionFolder) {

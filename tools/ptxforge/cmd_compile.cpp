@@ -22,9 +22,9 @@ namespace ptxforge::cli {
 int cmd_compile(const std::vector<std::string>& args) {
   CLI::App app("Let a model write the PTX for a task: rounds of reply, verdict and feedback until it is verified", "compile");
   std::string task_name, model, mode = "implement", knowledge = "templates", out, resume_dir, hardware, arch, price,
-                                seed_text;
-  int rounds = 8, samples = 1, seeds = 3, max_tokens = 16384;
-  double target = 0, temperature = 0.2;
+                                seed_text, target_text, gpus_text = "all";
+  int rounds = 8, samples = 1, seeds = 3, max_tokens = 32768;
+  double temperature = 0.2;
   bool fewshot = false, no_cache = false, no_time = false, shown_only = false, allow_suspicious = false,
        no_sanitize = false;
   std::vector<std::string> omit;
@@ -40,7 +40,11 @@ int cmd_compile(const std::vector<std::string>& args) {
   app.add_option("--rounds", rounds, "rounds per sample")->check(CLI::Range(1, 100))->capture_default_str();
   app.add_option("--samples", samples, "independent trajectories; the best verified kernel is kept")->check(CLI::Range(1, 64))
       ->capture_default_str();
-  app.add_option("--target-speedup", target, "stop once verified and this much faster than nvcc (default: at the first verified)");
+  app.add_option("--target-speedup", target_text,
+                 "keep improving a verified kernel until it is this much faster than nvcc (1.2x) or the library "
+                 "(1.0x:library), or the rounds run out; the best verified round is kept (default: stop at the first verified)");
+  app.add_option("--gpus", gpus_text, "GPUs the samples' candidates spread over: all, or ordinals such as 0,1")
+      ->capture_default_str();
   app.add_option("--out", out, "session folder (default: sessions/<task>-<time>)");
   app.add_option("--resume", resume_dir, "continue the session in this folder");
   app.add_option("--hardware", hardware, "describe this hardware profile instead of the GPU (h200)");
@@ -60,6 +64,21 @@ int cmd_compile(const std::vector<std::string>& args) {
   app.add_flag("--no-sanitize", no_sanitize,
                "do not run each newly verified kernel under compute-sanitizer (memcheck, racecheck, synccheck, initcheck)");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
+  auto gpus = agent::parse_gpu_list(gpus_text);
+  if (!gpus) {
+    std::cerr << "ptxforge compile: --gpus: " << gpus.error().message << "\n";
+    return kExitUsage;
+  }
+  std::pair<double, agent::SpeedupBase> target{0, agent::SpeedupBase::nvcc};
+  if (!target_text.empty()) {
+    auto t = agent::parse_target_speedup(target_text);
+    if (!t) {
+      std::cerr << "ptxforge compile: --target-speedup: " << t.error().message << "\n";
+      return kExitUsage;
+    }
+    target = *t;
+  }
+  agent::GpuPool pool = agent::GpuPool::for_ordinals(agent::resolve_gpus(*gpus));
   std::optional<uint64_t> seed;
   if (seed_opt->count() > 0) {
     auto s = task::parse_seed(seed_text);
@@ -77,7 +96,7 @@ int cmd_compile(const std::vector<std::string>& args) {
                    "give only the session folder\n";
       return kExitUsage;
     }
-    res = agent::resume(resume_dir);
+    res = agent::resume(resume_dir, llm::make_provider, pool);
   } else {
     if (task_name.empty() || model.empty()) {
       std::cerr << "ptxforge compile: give a task and --model (or --resume <session>)\n";
@@ -107,7 +126,8 @@ int cmd_compile(const std::vector<std::string>& args) {
     o.run.arch = arch;
     o.rounds = rounds;
     o.samples = samples;
-    o.target_speedup = target;
+    o.target_speedup = target.first;
+    o.target_base = target.second;
     o.cache = !no_cache;
     o.temperature = temperature;
     o.max_tokens = max_tokens;
@@ -149,7 +169,7 @@ int cmd_compile(const std::vector<std::string>& args) {
       out = *claimed;
     }
     o.out = out;
-    res = agent::compile(o);
+    res = agent::compile(o, llm::make_provider, pool);
   }
   if (!res) {
     std::cerr << "ptxforge compile: " << res.error().message << "\n";

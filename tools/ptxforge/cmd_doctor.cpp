@@ -56,6 +56,14 @@ int cmd_doctor(const std::vector<std::string>& args) {
                              i.shared_per_block / 1024, i.shared_per_block_optin / 1024, i.shared_per_sm / 1024,
                              i.registers_per_block, i.registers_per_sm)
               << fmt::format("  driver supports CUDA {}.{}\n", i.driver_version / 1000, i.driver_version % 1000 / 10);
+    // Every GPU the driver sees: bench and compile --gpus spread work over them (the facts
+    // above are GPU 0's; each one is asked through a worker on that GPU).
+    std::cout << fmt::format("  GPUs the driver sees: {}\n", i.device_count);
+    for (int k = 0; k < i.device_count; ++k) {
+      auto other = k == 0 ? Result<gpu::DeviceInfo>(i) : gpu::ask_device_info(gpu::worker_argv_for_gpu(k));
+      if (other) std::cout << fmt::format("    GPU {}: {} ({}, {} SMs)\n", k, other->name, other->arch(), other->sms);
+      else std::cout << fmt::format("    GPU {}: NOT usable: {}\n", k, other.error().message);
+    }
     // The peaks the time stage holds kernels to (measured once, then read from the cache).
     std::string source;
     auto peaks = gpu::device_peaks(worker, i, cache_dir(), remeasure, &source);
@@ -106,7 +114,20 @@ int cmd_worker(const std::vector<std::string>& args) {
                  "It is not meant to be run by hand.\n";
     return kExitOk;
   }
-  return gpu::worker_main();
+  int ordinal = 0;
+  if (args.size() == 2 && args[0] == "--device") {
+    char* end = nullptr;
+    long v = std::strtol(args[1].c_str(), &end, 10);
+    if (*end != '\0' || v < 0 || v > 1024) {
+      std::cerr << "ptxforge worker: --device takes a GPU ordinal\n";
+      return kExitUsage;
+    }
+    ordinal = static_cast<int>(v);
+  } else if (!args.empty()) {
+    std::cerr << "ptxforge worker: the only option is --device N\n";
+    return kExitUsage;
+  }
+  return gpu::worker_main(ordinal);
 }
 
 }  // namespace ptxforge::cli

@@ -1,0 +1,80 @@
+// A bench's definition (bench.toml) and the grid it spans: models × tasks × modes × knowledge
+// levels × seeds. Each point of the grid is a cell: one compile session of `samples`
+// trajectories. Cells are listed in one fixed order, so a shard (`--shard i/N`) is the same
+// slice on every machine and merged shards cover the grid exactly once. Format: docs/bench.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/compile.h"
+#include "util/result.h"
+
+namespace ptxforge::bench {
+
+struct ModelEntry {
+  std::string name;  // the label in reports (default: the spec)
+  std::string spec;  // provider spec: openai:..., anthropic:..., cmd:..., replay:...
+  double temperature = 0.2;
+  int max_tokens = 32768;
+  llm::Prices prices;
+};
+
+struct TaskSelection {
+  std::vector<std::string> names;  // level1/saxpy or saxpy
+  std::vector<std::string> globs;  // level1/*, */*gemm*
+  std::vector<int> levels;         // keep tasks of these levels (filter)
+  std::vector<std::string> tags;   // keep tasks with any of these tags (filter)
+};
+
+struct BenchConfig {
+  std::string name;
+  std::vector<ModelEntry> models;
+  TaskSelection tasks;
+  std::vector<agent::Mode> modes{agent::Mode::implement};
+  std::vector<agent::KnowledgeLevel> knowledge{agent::KnowledgeLevel::templates};
+  int samples = 1, rounds = 3;
+  std::vector<uint64_t> seeds;  // session base seeds, one cell each; empty: one fresh seed per bench
+  std::string arch;             // default: the GPU's, else sm_90a
+  std::string hardware;         // a hardware profile instead of the GPU's facts
+  double target_speedup = 0;
+  agent::SpeedupBase target_base = agent::SpeedupBase::nvcc;
+  eval::RunOptions run;         // [run]: time, sanitize, held_back, verify_seeds, prove_ncu
+};
+
+// Reads bench.toml; every problem is listed in the error, with the file name.
+Result<BenchConfig> parse_config(std::string_view toml_text, const std::string& file_name);
+Result<BenchConfig> load_config(const std::string& path);
+
+struct Cell {
+  int index = 0;            // in the grid's order
+  std::string id;           // "<model>/<level>/<task>/<mode>/<knowledge>/seed-<k>": stable across runs
+  std::string folder;       // its session folder's name under cells/
+  const ModelEntry* model = nullptr;
+  std::string task;         // "level1/saxpy"
+  std::string task_dir;
+  int level = 1;
+  bool has_library = false; // the task has a library baseline
+  agent::Mode mode = agent::Mode::implement;
+  agent::KnowledgeLevel knowledge = agent::KnowledgeLevel::templates;
+  int seed_index = 0;       // which of the config's seeds (1-based)
+  uint64_t seed = 0;
+};
+
+// The grid, in its fixed order. `bench_seed` stands in for a config without seeds.
+Result<std::vector<Cell>> expand(const BenchConfig& c, uint64_t bench_seed);
+
+// `--shard i/N`: cells whose index is i modulo N.
+struct Shard {
+  int index = 0, count = 1;
+};
+Result<Shard> parse_shard(std::string_view text);
+std::vector<Cell> shard_cells(const std::vector<Cell>& cells, Shard s);
+
+// The compile options of one cell (its session folder is `out`).
+agent::CompileOptions cell_options(const BenchConfig& c, const Cell& cell, const std::string& out);
+
+}  // namespace ptxforge::bench

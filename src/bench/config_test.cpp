@@ -1,0 +1,100 @@
+#include "bench/config.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace ptxforge::bench {
+namespace {
+
+const char* kTwoModels = R"(
+name = "t"
+samples = 3
+rounds = 2
+seeds = [5, 9]
+[[models]]
+name = "a"
+spec = "cmd:true"
+price = [1.0, 2.0]
+[[models]]
+spec = "replay:r.json"
+[tasks]
+names = ["vector_add", "saxpy"]
+)";
+
+TEST(BenchConfig, ReadsModelsTasksAndNumbers) {
+  auto c = parse_config(kTwoModels, "bench.toml");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->name, "t");
+  ASSERT_EQ(c->models.size(), 2u);
+  EXPECT_EQ(c->models[0].name, "a");
+  EXPECT_TRUE(c->models[0].prices.known);
+  EXPECT_EQ(c->models[1].name, "replay:r.json");  // the spec names an unnamed model
+  EXPECT_EQ(c->samples, 3);
+  EXPECT_EQ(c->seeds, (std::vector<uint64_t>{5, 9}));
+}
+
+TEST(BenchConfig, EveryProblemIsListedWithItsLine) {
+  auto c = parse_config("samples = 0\nrounds = 2\nsamplse = 3\n[[models]]\nname = \"x\"\n[tasks]\n", "b.toml");
+  ASSERT_FALSE(c);
+  const std::string& e = c.error().message;
+  EXPECT_NE(e.find("b.toml:1: samples must be 1..64"), std::string::npos) << e;
+  EXPECT_NE(e.find("b.toml:3: unknown key 'samplse'; did you mean 'samples'"), std::string::npos) << e;
+  EXPECT_NE(e.find("a model needs spec"), std::string::npos) << e;
+}
+
+TEST(BenchConfig, TargetSpeedupMayBeRelativeToTheLibrary) {
+  auto c = parse_config("target_speedup = \"1.0x:library\"\n[[models]]\nspec = \"cmd:true\"\n[tasks]\n", "b.toml");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->target_base, agent::SpeedupBase::library);
+  EXPECT_DOUBLE_EQ(c->target_speedup, 1.0);
+  EXPECT_FALSE(parse_config("target_speedup = \"fast\"\n[[models]]\nspec = \"cmd:true\"\n[tasks]\n", "b.toml"));
+}
+
+TEST(BenchConfig, TheGridHasOneCellPerModelTaskModeKnowledgeAndSeed) {
+  auto c = parse_config(kTwoModels, "bench.toml");
+  ASSERT_TRUE(c);
+  auto cells = expand(*c, 0);
+  ASSERT_TRUE(cells) << cells.error().message;
+  ASSERT_EQ(cells->size(), 2u * 2u * 2u);  // models × tasks × seeds
+  std::set<std::string> ids, folders;
+  for (size_t i = 0; i < cells->size(); ++i) {
+    EXPECT_EQ((*cells)[i].index, static_cast<int>(i));
+    ids.insert((*cells)[i].id);
+    folders.insert((*cells)[i].folder);
+  }
+  EXPECT_EQ(ids.size(), cells->size());
+  EXPECT_EQ(folders.size(), cells->size());
+  EXPECT_EQ((*cells)[0].id, "a/level1/saxpy/implement/templates/seed-1");
+  // Both models see the same inputs for the same task and seed (a fair comparison); another
+  // seed gives other inputs.
+  EXPECT_EQ((*cells)[0].seed, (*cells)[4].seed);
+  EXPECT_NE((*cells)[0].seed, (*cells)[1].seed);
+  // The same definition expands to the same grid on any machine.
+  auto again = expand(*c, 123);
+  for (size_t i = 0; i < cells->size(); ++i) EXPECT_EQ((*cells)[i].seed, (*again)[i].seed);
+}
+
+TEST(BenchConfig, ShardsCoverTheGridOnce) {
+  auto c = parse_config(kTwoModels, "bench.toml");
+  auto cells = expand(*c, 0);
+  ASSERT_TRUE(cells);
+  std::multiset<int> seen;
+  for (int i = 0; i < 3; ++i)
+    for (auto& cell : shard_cells(*cells, {i, 3})) seen.insert(cell.index);
+  EXPECT_EQ(seen.size(), cells->size());
+  EXPECT_EQ(std::set<int>(seen.begin(), seen.end()).size(), cells->size());
+  EXPECT_TRUE(parse_shard("1/2"));
+  EXPECT_FALSE(parse_shard("2/2"));
+  EXPECT_FALSE(parse_shard("0/0"));
+  EXPECT_FALSE(parse_shard("a/b"));
+}
+
+TEST(BenchConfig, ASelectionOfNoTaskIsAnError) {
+  auto c = parse_config("[[models]]\nspec = \"cmd:true\"\n[tasks]\nglobs = [\"nothing*\"]\n", "b.toml");
+  ASSERT_TRUE(c);
+  EXPECT_FALSE(expand(*c, 1));
+}
+
+}  // namespace
+}  // namespace ptxforge::bench
