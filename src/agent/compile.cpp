@@ -140,6 +140,11 @@ struct Trajectory {
       bool truncated = false;  // the model was stopped at max_tokens
       if (auto saved_reply = read_file(layout::reply(d))) {
         reply = *saved_reply;
+        // A reply cut at the token limit stays cut when the round is evaluated again.
+        if (auto usage = read_file(layout::reply_usage(d))) {
+          json u = json::parse(*usage, nullptr, false);
+          truncated = u.is_object() && u.value("truncated", false);
+        }
         if (saved) {  // re-verified: the round's usage was counted when it was asked
           sum.prompt_tokens = saved->prompt_tokens;
           sum.completion_tokens = saved->completion_tokens;
@@ -167,7 +172,8 @@ struct Trajectory {
                                                   {"completion_tokens", res->usage.completion_tokens},
                                                   {"cached", res->from_cache},
                                                   {"seconds", res->seconds},
-                                                  {"attempts", res->attempts}})
+                                                  {"attempts", res->attempts},
+                                                  {"truncated", res->truncated}})
                                                 .dump(2));
       }
       std::string feedback;

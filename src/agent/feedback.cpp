@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "agent/compile.h"  // SpeedupBase
+#include "eval/profile.h"
 #include "util/text.h"
 
 namespace ptxforge::agent {
@@ -247,6 +248,11 @@ std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Ha
         out += fmt::format("- {}: {} registers, {} bytes of static shared memory, {} bytes spilled (stores) / {} (loads)\n",
                            f.name, f.registers, f.shared_bytes, f.spill_stores, f.spill_loads);
     out += "\n";
+  }
+  // `--profile`: why it is as fast as it is (Nsight Compute), beside nvcc's kernel.
+  if (r.profile) {
+    std::string p = eval::render_profile(*r.profile);
+    if (!p.empty()) out += p + "\n";
   }
   if (r.diagnostics.error_count() == 0) out += performance_notes(r.diagnostics);
   std::vector<std::string> missing;

@@ -205,6 +205,7 @@ const std::vector<Field>& fields() {
       plain("time", [](auto& o) -> auto& { return o.run.time; }),
       plain("sanitize", [](auto& o) -> auto& { return o.run.sanitize; }),
       plain("allow_suspicious", [](auto& o) -> auto& { return o.run.allow_suspicious; }),
+      plain("profile", [](auto& o) -> auto& { return o.run.profile; }),
       {"verify_timeout_ms", [](const CompileOptions& o) { return json(o.run.verify_timeout.count()); },
        [](CompileOptions& o, const json& j) -> Status {
          o.run.verify_timeout = std::chrono::milliseconds(j.get<long long>());

@@ -95,12 +95,13 @@ void read_run(const toml::table& root, BenchConfig& c, Problems& p) {
   c.run.seeds = static_cast<int>((*run)["verify_seeds"].value_or(int64_t{c.run.seeds}));
   c.run.prove_ncu = (*run)["prove_ncu"].value_or(c.run.prove_ncu);
   c.run.allow_suspicious = (*run)["allow_suspicious"].value_or(c.run.allow_suspicious);
+  c.run.profile = (*run)["profile"].value_or(c.run.profile);
   if (c.run.seeds < 1 || c.run.seeds > 64) p.add(run->get("verify_seeds"), "verify_seeds must be 1..64");
   for (auto& [key, _] : *run)
     if (key != "time" && key != "sanitize" && key != "held_back" && key != "verify_seeds" && key != "prove_ncu" &&
-        key != "allow_suspicious")
+        key != "allow_suspicious" && key != "profile")
       p.add(run->get(key.str()),
-            fmt::format("unknown key '{}' in [run] (known: time, sanitize, held_back, verify_seeds, prove_ncu, allow_suspicious)", key.str()));
+            fmt::format("unknown key '{}' in [run] (known: time, sanitize, held_back, verify_seeds, prove_ncu, allow_suspicious, profile)", key.str()));
 }
 
 }  // namespace

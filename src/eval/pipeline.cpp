@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "eval/profile.h"
 #include "eval/sanitize.h"
 #include "gpu/locate_fault.h"
 #include "gpu/protocol.h"
@@ -283,6 +284,7 @@ const std::vector<Stage>& stage_table() {
       {StageId::sanitize, sanitize, [](const RunOptions& o) { return o.sanitize; }},
       {StageId::time, time},
       {StageId::prove, prove, nullptr, /*after_stop=*/true},
+      {StageId::profile, profile, [](const RunOptions& o) { return o.profile; }},
   };
   return table;
 }

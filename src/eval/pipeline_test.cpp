@@ -426,7 +426,7 @@ TEST_F(PipelineTest, AnOutOfBoundsFaultIsRunAgainToNameTheBuffer) {
 
 TEST(StageIds, SpelledOnceBothWays) {
   for (auto& st : stage_table()) EXPECT_EQ(stage_id_from_string(to_string(st.id)), st.id);
-  EXPECT_EQ(stage_table().size(), 6u);
+  EXPECT_EQ(stage_table().size(), 7u);
   EXPECT_FALSE(stage_id_from_string("extract").has_value());
 }
 

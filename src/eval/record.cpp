@@ -7,7 +7,7 @@ namespace ptxforge::eval {
 namespace {
 constexpr std::pair<StageId, std::string_view> kStageIds[] = {{StageId::check, "check"},   {StageId::assemble, "assemble"},
                                                               {StageId::verify, "verify"}, {StageId::sanitize, "sanitize"},
-                                                              {StageId::time, "time"},     {StageId::prove, "prove"}};
+                                                              {StageId::time, "time"},     {StageId::prove, "prove"}, {StageId::profile, "profile"}};
 }  // namespace
 
 std::string_view to_string(StageId s) {

@@ -10,6 +10,7 @@
 
 #include "eval/time_gate.h"
 #include "gpu/measurement.h"
+#include "toolchain/ncu_metrics.h"
 #include "toolchain/ptxas.h"
 #include "util/diagnostic.h"
 
@@ -17,7 +18,7 @@ namespace ptxforge::eval {
 
 // The stages, in the order the record lists them (eval/stages.h runs them). JSON and text
 // spell them as to_string does.
-enum class StageId { check, assemble, verify, sanitize, time, prove };
+enum class StageId { check, assemble, verify, sanitize, time, prove, profile };
 std::string_view to_string(StageId s);
 std::optional<StageId> stage_id_from_string(std::string_view s);
 
@@ -62,6 +63,13 @@ struct PhysicalLimits {
   std::vector<LimitRow> rows;
 };
 
+// `--profile`: what Nsight Compute saw of the candidate's launches and of the reference's.
+struct ProfileReport {
+  std::string note;  // what was profiled, or why nothing was
+  std::string size_set;
+  std::vector<toolchain::ProfileSummary> candidate, reference;
+};
+
 struct RunRecord {
   std::string task, candidate, arch, device;
   uint64_t seed = 0;  // the base seed the inputs derive from: `--seed` with it reproduces the run
@@ -80,6 +88,7 @@ struct RunRecord {
   std::string executed_note;  // how the executed proof ran, or why it did not
   std::string ncu_note;       // `--prove ncu`: what ncu profiled, or why it could not
   std::optional<PhysicalLimits> limits;  // when the time stage judged timings
+  std::optional<ProfileReport> profile;  // `--profile`
   std::vector<std::string> flags;       // results let through by --allow-suspicious, ...
   bool gpu_verified = false;            // verify passed on a real GPU
   bool passed = false;                  // every stage that ran passed, and verify ran

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eval/record.h"
+#include "eval/profile.h"
 #include "gpu/measurement_json.h"
 #include "task/seeds.h"
 
@@ -98,6 +99,10 @@ std::string render_report_text(const RunRecord& r, bool color) {
     if (!r.executed_note.empty()) out += fmt::format("    executed: {}\n", r.executed_note);
     if (!r.ncu_note.empty()) out += fmt::format("    ncu: {}\n", r.ncu_note);
   }
+  if (r.profile) {
+    std::string p = render_profile(*r.profile);
+    out += p.empty() ? fmt::format("  {}\n", r.profile->note) : "\n" + p;
+  }
   if (r.guard == gpu::GuardMode::canary)
     out += fmt::format("  {}\n", paint("note: no guard pages, canaries only: " + r.guard_note, "33", color));
   for (auto& f : r.flags) out += fmt::format("  {}\n", paint("flag: " + f, "33", color));
@@ -172,6 +177,23 @@ std::string render_report_json(const RunRecord& r) {
   if (!r.sass_note.empty()) j["sass_note"] = r.sass_note;
   if (!r.executed_note.empty()) j["executed_note"] = r.executed_note;
   if (!r.ncu_note.empty()) j["ncu_note"] = r.ncu_note;
+  if (r.profile) {
+    auto summary = [](const toolchain::ProfileSummary& s) {
+      auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+      json stalls = json::array();
+      for (auto& [why, share] : s.top_stalls) stalls.push_back({{"reason", why}, {"share", share}});
+      return json{{"kernel", s.kernel}, {"duration_us", s.duration_us}, {"achieved_occupancy_pct", opt(s.achieved_occupancy)},
+                  {"theoretical_occupancy_pct", opt(s.theoretical_occupancy)}, {"occupancy_limiter", s.occupancy_limiter},
+                  {"registers", s.registers}, {"block_size", s.block_size}, {"shared_bytes_per_block", s.shared_bytes_per_block},
+                  {"dram_pct", opt(s.dram_pct)}, {"l2_pct", opt(s.l2_pct)}, {"sm_pct", opt(s.sm_pct)}, {"tensor_pipe_pct", opt(s.tensor_pct)},
+                  {"fma_pipe_pct", opt(s.fma_pct)}, {"top_stalls", stalls},
+                  {"shared_wavefronts_per_request", opt(s.shared_wavefronts_per_request)}, {"local_bytes", opt(s.local_bytes)}};
+    };
+    json pj = {{"note", r.profile->note}, {"size_set", r.profile->size_set}, {"candidate", json::array()}, {"reference", json::array()}};
+    for (auto& s : r.profile->candidate) pj["candidate"].push_back(summary(s));
+    for (auto& s : r.profile->reference) pj["reference"].push_back(summary(s));
+    j["profile"] = pj;
+  }
   j["flags"] = r.flags;
   return j.dump(2, ' ', false, json::error_handler_t::replace);
 }

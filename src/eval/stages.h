@@ -30,6 +30,8 @@ struct RunOptions {
   // Cross-check the executed proof with Nsight Compute (`--prove ncu`): the candidate's launches
   // of one case profiled with SourceCounters; a required family ncu saw no thread execute fails.
   bool prove_ncu = false;
+  // Profile a candidate that passed with Nsight Compute (eval/profile.h), beside the reference.
+  bool profile = false;
   std::string ncu;  // the ncu to run ("" = the CUDA toolkit's)
   // Report an impossible time (faster than the GPU's peaks) or a suspicious one (over 10x the
   // vendor library) as a flag instead of failing the time stage.

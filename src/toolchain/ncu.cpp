@@ -13,30 +13,6 @@ namespace ptxforge::toolchain {
 
 namespace {
 
-// One CSV record's fields ("a","b,c","d""e" -> a | b,c | d"e); `line` holds no newline.
-std::vector<std::string> csv_fields(std::string_view line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') cur += '"', ++i;
-      else if (c == '"') quoted = false;
-      else cur += c;
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.push_back(std::move(cur));
-      cur.clear();
-    } else if (c != '\r') {
-      cur += c;
-    }
-  }
-  out.push_back(std::move(cur));
-  return out;
-}
-
 // "1,234" or "1234" -> 1234; anything else (a blank, "n/a") -> nullopt.
 std::optional<uint64_t> count_of(std::string_view s) {
   s = trim(s);
@@ -63,6 +39,32 @@ std::string opcode_of(std::string_view source) {
   return std::string(op);
 }
 
+}  // namespace
+
+// One CSV record's fields ("a","b,c","d""e" -> a | b,c | d"e); `line` holds no newline.
+std::vector<std::string> csv_fields(std::string_view line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') cur += '"', ++i;
+      else if (c == '"') quoted = false;
+      else cur += c;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.push_back(std::move(cur));
+      cur.clear();
+    } else if (c != '\r') {
+      cur += c;
+    }
+  }
+  out.push_back(std::move(cur));
+  return out;
+}
+
 std::string regex_escape(std::string_view s) {
   std::string out;
   for (char c : s) {
@@ -72,7 +74,6 @@ std::string regex_escape(std::string_view s) {
   return out;
 }
 
-}  // namespace
 
 std::vector<std::string> ncu_profile_argv(const std::string& ncu, const std::string& report,
                                           const std::vector<std::string>& entries, int launches,

@@ -35,6 +35,11 @@ Result<SourceCounters> read_source_counters(const std::string& ncu, const std::s
 // the columns this needs (the format changed, or the page is empty).
 Result<SourceCounters> parse_source_counters_csv(std::string_view csv);
 
+// One CSV record's fields as ncu writes them ("a","b,c","d""e" -> a | b,c | d"e); `line` holds no newline.
+std::vector<std::string> csv_fields(std::string_view line);
+// `s` matched literally inside an ncu --kernel-name regex.
+std::string regex_escape(std::string_view s);
+
 // Summed over every opcode that is `prefix` or begins with it and a dot (as SassListing::count).
 OpcodeCounts counts_for(const SourceCounters& c, std::string_view prefix);
 

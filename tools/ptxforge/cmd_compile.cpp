@@ -26,7 +26,7 @@ int cmd_compile(const std::vector<std::string>& args) {
   int rounds = 8, samples = 1, seeds = 3, max_tokens = 32768;
   double temperature = 0.2;
   bool fewshot = false, no_cache = false, no_time = false, shown_only = false, allow_suspicious = false,
-       no_sanitize = false;
+       no_sanitize = false, profile = false;
   std::vector<std::string> omit;
   app.add_option("task", task_name, "task folder or name (not needed with --resume)");
   app.add_option("--model", model, "openai:<model>, anthropic:<model>, cmd:<command line>, replay:<file> or manual");
@@ -63,6 +63,9 @@ int cmd_compile(const std::vector<std::string>& args) {
                "let a time faster than the GPU's peaks, or over 10x the vendor library, pass as a flag");
   app.add_flag("--no-sanitize", no_sanitize,
                "do not run each newly verified kernel under compute-sanitizer (memcheck, racecheck, synccheck, initcheck)");
+  app.add_flag("--profile", profile,
+               "profile each verified kernel with Nsight Compute and tell the model why it is as fast as it is: occupancy "
+               "and its limiter, DRAM/L2/SM throughput, pipes, warp stalls, bank conflicts, local memory; beside nvcc's kernel");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
   auto gpus = agent::parse_gpu_list(gpus_text);
   if (!gpus) {
@@ -137,6 +140,7 @@ int cmd_compile(const std::vector<std::string>& args) {
     o.run.held_back = !shown_only;
     o.run.allow_suspicious = allow_suspicious;
     o.run.sanitize = !no_sanitize;
+    o.run.profile = profile;
     if (!price.empty()) {
       auto parts = split(price, ',');
       char* end = nullptr;

@@ -19,7 +19,7 @@ int cmd_run(const std::vector<std::string>& args) {
   std::vector<std::string> candidates;
   int seeds = 3;
   double timeout = 30;
-  bool json = false, no_time = false, sanitize = false, trace = false, allow_suspicious = false;
+  bool json = false, no_time = false, sanitize = false, trace = false, allow_suspicious = false, profile = false;
   app.add_option("task", task_name, "task folder, or a task name such as level1/vector_add")->required();
   app.add_option("candidates", candidates, "candidates: PTX with `// @launch` lines, or CUDA C++ (.cu); several run one "
                  "after another in one harness")->required();
@@ -40,6 +40,9 @@ int cmd_run(const std::vector<std::string>& args) {
       ->check(CLI::IsMember({"sass", "ncu"}))->capture_default_str();
   app.add_flag("--allow-suspicious", allow_suspicious,
                "let a time faster than the GPU's peaks, or over 10x the vendor library, pass as a flag");
+  app.add_flag("--profile", profile,
+               "profile a candidate that passed with Nsight Compute (occupancy and its limiter, DRAM/L2/SM throughput, "
+               "pipes, warp stalls, bank conflicts, local memory), beside nvcc's reference kernel");
   app.add_flag("--json", json, "print one JSON array of result records (docs/json.md)");
   app.add_flag("--trace", trace, "print each stage's start and wall time on standard error");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
@@ -77,6 +80,7 @@ int cmd_run(const std::vector<std::string>& args) {
   opts.sanitize = sanitize;
   opts.allow_suspicious = allow_suspicious;
   opts.prove_ncu = prove == "ncu";
+  opts.profile = profile;
   opts.arch = arch;
   opts.launch_path = launch;
   opts.verify_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout * 1000));
