@@ -425,6 +425,11 @@ std::string CompileResult::summary() const {
   out += fmt::format("tokens: {} prompt, {} completion{}\n", prompt_tokens, completion_tokens,
                      cost_usd > 0 ? fmt::format(", ${:.4f}", cost_usd) : "");
   out += fmt::format("status: {}\n", status_text());
+  // The session's status is its best round's; where the last round came to something else
+  // (a later attempt at a faster kernel failed, say), say so rather than let it pass unseen.
+  if (!rounds.empty() && best && (rounds.back().round != best->round || rounds.back().sample != best->sample))
+    out += fmt::format("last round: {}round {} — {}\n", rounds.back().sample > 1 ? fmt::format("sample {}, ", rounds.back().sample) : "",
+                       rounds.back().round, describe_round(rounds.back()));
   if (!pending_message.empty()) out += "next: " + pending_message + "\n";
   if (best)
     out += fmt::format("files: {} {} {} {}\n", layout::best_ptx(session), layout::best_cubin(session), layout::report(session),

@@ -193,6 +193,28 @@ TEST(SessionStatus, SpelledOnceBothWaysAsReportJsonHasThem) {
   EXPECT_FALSE(session_status_from_string("done").has_value());
 }
 
+TEST(CompileSummary, TheLastRoundIsNamedWhereItIsNotTheBest) {
+  CompileResult r;
+  r.session = "s";
+  r.status = SessionStatus::verified;
+  RoundSummary good;
+  good.round = 1;
+  good.extracted = good.assembled = good.passed = good.gpu_verified = true;
+  good.verdict = "passed";
+  good.speedup_vs_nvcc = 1.1;
+  RoundSummary worse;
+  worse.round = 2;
+  worse.extracted = true;
+  worse.stage = "check";
+  worse.verdict = "FAILED at check: 1 error";
+  r.rounds = {good, worse};
+  r.best = good;
+  std::string text = r.summary();
+  EXPECT_NE(text.find("status: verified\nlast round: round 2 — "), std::string::npos) << text;
+  r.rounds = {good};
+  EXPECT_EQ(r.summary().find("last round"), std::string::npos);  // the best is the last: nothing to add
+}
+
 TEST_F(CompileTest, SavedOptionsComeBackWhole) {
   auto o = options("manual");
   o.prompt.arch = "sm_80";

@@ -28,6 +28,7 @@ std::string verified_text(const ArmMetrics& a, const Rate& r) { return a.gpu_ran
 
 std::string per_verified(const ArmMetrics& a) {
   if (a.verified.hits == 0) return "-";
+  if (a.prompt_tokens + a.completion_tokens == 0) return "- (no token counts reported)";
   std::string s = fmt::format("{:.0f} tokens", static_cast<double>(a.prompt_tokens + a.completion_tokens) / a.verified.hits);
   if (a.priced) s += fmt::format(", ${:.4f}", a.cost_usd / a.verified.hits);
   return s;

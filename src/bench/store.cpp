@@ -1,5 +1,7 @@
 #include "bench/store.h"
 
+#include <sqlite3.h>
+
 #include <filesystem>
 
 #include <fmt/format.h>

@@ -6,7 +6,7 @@
 // cells of several stores into one.
 #pragma once
 
-#include <sqlite3.h>
+struct sqlite3;  // <sqlite3.h>, included by store.cpp alone
 
 #include <optional>
 #include <string>

@@ -105,8 +105,8 @@ std::string render_profile(const ProfileReport& p) {
       for (auto& [why, share] : s.top_stalls) parts.push_back(fmt::format("{} {:.0f}%", why, 100 * share));
       o += fmt::format("- warps stall mostly on: {}\n", fmt::join(parts, "; "));
     }
-    if (s.shared_wavefronts_per_request && *s.shared_wavefronts_per_request > 1.05)
-      o += fmt::format("- shared memory: {:.1f} wavefronts per request: bank conflicts serialise the accesses\n",
+    if (s.shared_wavefronts_per_request && *s.shared_wavefronts_per_request >= 1.2)
+      o += fmt::format("- shared memory: {:.1f} wavefronts per request (1 without bank conflicts): conflicts serialise the accesses\n",
                        *s.shared_wavefronts_per_request);
     if (s.local_bytes && *s.local_bytes > 0)
       o += fmt::format("- local memory: {} of traffic (register spills or indexed arrays)\n", bytes_text(*s.local_bytes));

@@ -31,7 +31,7 @@ TEST(Profile, TheFeedbackSaysWhatLimitsTheKernelBesideTheReference) {
   EXPECT_NE(text.find("## Profile (Nsight Compute"), std::string::npos) << text;
   EXPECT_NE(text.find("limited by registers (168 per thread): 2 blocks per SM"), std::string::npos) << text;
   EXPECT_NE(text.find("barrier (waiting at a barrier) 50%"), std::string::npos) << text;
-  EXPECT_NE(text.find("4.0 wavefronts per request: bank conflicts"), std::string::npos) << text;
+  EXPECT_NE(text.find("4.0 wavefronts per request (1 without bank conflicts)"), std::string::npos) << text;
   EXPECT_NE(text.find("local memory: 2.5 MB"), std::string::npos) << text;
   EXPECT_NE(text.find("nvcc's reference kernel: `sgemm_ref` 812.2 us: occupancy 60%"), std::string::npos) << text;
   // Without bank conflicts or local traffic those lines are left out.

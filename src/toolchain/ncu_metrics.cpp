@@ -127,7 +127,10 @@ ProfileSummary summarise_profile(const KernelMetrics& k) {
   s.theoretical_occupancy = k.get("sm__maximum_warps_per_active_cycle_pct");
   s.registers = static_cast<int>(k.get("launch__registers_per_thread").value_or(0));
   s.block_size = static_cast<int>(k.get("launch__block_size").value_or(0));
-  s.shared_bytes_per_block = static_cast<long>(k.get("launch__shared_mem_per_block").value_or(0));
+  // The kernel's own shared memory (static + dynamic), without the 1 KB the driver reserves per block.
+  auto smem_static = k.get("launch__shared_mem_per_block_static"), smem_dynamic = k.get("launch__shared_mem_per_block_dynamic");
+  s.shared_bytes_per_block = static_cast<long>(smem_static || smem_dynamic ? smem_static.value_or(0) + smem_dynamic.value_or(0)
+                                                                            : k.get("launch__shared_mem_per_block").value_or(0));
   // The limit that allows the fewest blocks per SM is the limiter (the first of a tie).
   const std::pair<const char*, std::string> limits[] = {
       {"launch__occupancy_limit_registers", fmt::format("registers ({} per thread)", s.registers)},

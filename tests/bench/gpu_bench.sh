@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# On a GPU machine: the e2e test's bench (2 scripted models × 4 level-1 tasks × 2 samples),
+# now verified, timed and profiled (--profile) on the GPU, 2 cells at a time; its reports
+# (Markdown, JSON, HTML) and the bench's wall time go to $2. Exit 77 without a GPU.
+set -u
+ptxforge=$1; out=$2
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$out"
+tmp=$(mktemp -d)
+python3 - "$here/../../tasks/level1/vector_add/solution.ptx" "$tmp/replay.json" <<'PY'
+import json, sys
+sol = open(sys.argv[1]).read()
+broken = sol.replace("ret;", "mov.u32 %undeclared, 0; ret;", 1)
+json.dump({"produced_by": "bench GPU run", "replies": [f"```ptx\n{broken}```\n", f"```ptx\n{sol}```\n"]}, open(sys.argv[2], "w"))
+PY
+cat >"$tmp/bench.toml" <<TOML
+name = "gpu"
+samples = 2
+rounds = 2
+seeds = [7]
+[[models]]
+name = "learner"
+spec = "cmd:$here/model.sh learner"
+[[models]]
+name = "replayed"
+spec = "replay:$tmp/replay.json"
+[tasks]
+names = ["vector_add", "saxpy", "gelu", "transpose"]
+[run]
+sanitize = false   # compute-sanitizer on each of 16 kernels would take most of the run
+profile = true
+TOML
+export PTXFORGE_CACHE_DIR=$tmp/cache
+t0=$(date +%s.%N)
+"$ptxforge" bench "$tmp/bench.toml" --out "$tmp/bench" --jobs 2 >"$out/bench-run.log" 2>&1
+rc=$?
+t1=$(date +%s.%N)
+echo "bench: exit $rc, wall $(python3 -c "print(f'{$t1 - $t0:.1f}')") s" | tee "$out/bench-wall.txt"
+grep -q "NOT verified on a GPU" "$out/bench-run.log" && { echo "no GPU: skipping"; exit 77; }
+for f in md json html; do "$ptxforge" bench report "$tmp/bench" --format $f -o "$out/bench-report.$f"; done
+"$ptxforge" bench export "$tmp/bench" --table timings --format csv -o "$out/bench-timings.csv"
+cp "$(ls -d "$tmp"/bench/cells/0000-*/sample-1/round-02/feedback.md 2>/dev/null | head -1)" "$out/bench-feedback-example.md" 2>/dev/null
+exit $rc
