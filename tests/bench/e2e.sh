@@ -56,6 +56,12 @@ check "learner: every trajectory assembled by its last round" "grep -qE '^\| lea
 check "the failure taxonomy counts the undeclared register" "grep -qE '^\| diagnostic \| undeclared-reg \| 8 \| 8 \| 16 \|' '$tmp/ref.md'"
 check "a run again is a no-op" "'$ptxforge' bench '$tmp/bench.toml' --out '$tmp/ref' 2>&1 | grep -q '8 cells, 8 finished before'"
 
+# On a terminal the progress is one line redrawn in place (script(1) gives the bench a TTY).
+if command -v script >/dev/null; then
+  script -qec "'$ptxforge' bench '$tmp/bench.toml' --out '$tmp/ref'" /dev/null >"$tmp/tty.log" 2>&1
+  check "on a terminal: one progress line, redrawn" "grep -q \$'\\r' '$tmp/tty.log' && grep -q 'bench: 8/8 cells, 0 verified, 0 stopped, ETA done' '$tmp/tty.log'"
+fi
+
 # 2. Killed midway, then continued: the same reports, no model call repeated.
 export PTXFORGE_CACHE_DIR=$tmp/cache-kill BENCH_MODEL_LOG=$tmp/calls.log
 BENCH_MODEL_DELAY=0.4 "$ptxforge" bench "$tmp/bench.toml" --out "$tmp/kill" >"$tmp/kill1.log" 2>&1 &
