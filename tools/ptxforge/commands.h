@@ -33,6 +33,7 @@ int cmd_worker(const std::vector<std::string>& args);
 int cmd_compile(const std::vector<std::string>& args);
 int cmd_task(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
+int cmd_data(const std::vector<std::string>& args);
 
 }  // namespace ptxforge::cli
 

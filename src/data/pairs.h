@@ -1,0 +1,59 @@
+// CUDA source → PTX pairs for training: each source compiled by nvcc for several targets and
+// flag sets, each PTX labelled with what ptxas makes of it (resources per function, or its
+// error), the kernels' signatures, and a hash of the normalised PTX that drops duplicates.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "toolchain/ptxas.h"
+#include "util/result.h"
+
+namespace ptxforge::data {
+
+struct SourceUnit {
+  std::string id;      // stable across runs: a path relative to its folder, or a generated name
+  std::string origin;  // "folder:<dir>", "generator", ...
+  std::string family;  // the generator's family, "" for a file
+  std::string text;    // the CUDA translation unit
+};
+
+struct PairOptions {
+  std::vector<std::string> archs{"sm_80", "sm_90", "sm_90a"};
+  std::vector<std::string> flags{"-O3", "-G", "-lineinfo"};
+};
+
+struct KernelSignature {
+  std::string name;
+  std::vector<std::string> params;  // ".u64", ".f32", ".align 8 .b8[16]" ...
+};
+
+struct Pair {
+  std::string source_id, origin, family, arch, flags;
+  std::string cuda, ptx;
+  std::vector<KernelSignature> kernels;
+  std::vector<toolchain::FunctionResources> resources;
+  bool assembles = false;
+  std::string ptxas_error;  // its first error when it does not
+  std::string hash;         // of the normalised PTX (16 hex digits)
+};
+
+// FNV-1a over the PTX without comments, blank lines or runs of blanks.
+std::string normalised_ptx_hash(std::string_view ptx);
+
+// Every .cu file under `dir` (sorted), ids relative to it.
+Result<std::vector<SourceUnit>> read_source_folder(const std::string& dir);
+
+struct PairStats {
+  int compiled = 0, nvcc_failed = 0, duplicates = 0, not_assembled = 0;
+  std::vector<std::string> problems;  // nvcc's errors, one line each
+};
+
+// Compiles every unit for every (arch, flags); a duplicate of an earlier PTX is dropped.
+Result<std::vector<Pair>> make_pairs(const std::vector<SourceUnit>& units, const PairOptions& o, PairStats& stats);
+
+std::string pair_json(const Pair& p);  // one JSONL line
+
+}  // namespace ptxforge::data
