@@ -835,7 +835,7 @@ std::string weight_array(Rng& rng, const std::string& acc, int count) {
   for (int i = 0; i < count; ++i) w.push_back(constant(rng, acc));
   return join(w, ", ");
 }
-// `term` is "s += w * x" or the fma form for float.
+// One tap: "s += w * x;", or "s = fmaf(w, x, s);" where there is a floating-point fma.
 std::string tap(const std::string& acc, bool use_fma, const std::string& w, const std::string& x) {
   return use_fma && acc != "int" ? fmt::format("s = {}({}, {}, s);\n", fn(acc, "fma"), w, x) : fmt::format("s += {} * {};\n", w, x);
 }

@@ -186,7 +186,7 @@ exit $rc
     gpu::Job job;
     job.kind = gpu::JobKind::verify;
     job.task_dir = task_.dir;
-    StageContext ctx{task_, opts_, unused_, worker_, dir_, record_, {}, job, std::chrono::steady_clock::now(), {}, false};
+    StageContext ctx{task_, opts_, unused_, worker_, dir_, record_, {}, job, std::chrono::steady_clock::now(), {}, false, {}, {}};
     return sanitize(ctx);
   }
   struct Unused : gpu::JobRunner {
