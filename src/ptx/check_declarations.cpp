@@ -15,7 +15,24 @@ void check_module_header(CheckContext& ctx) {
   const Directive* t = ctx.module.target();
   // ptxas rejects every module without them, even an empty file or one of bare directives.
   if (!v) {
-    auto& d = ctx.diags.error({1, 1}, "missing .version directive", "missing-version");
+    // Where the directive belongs, as ptxas points: the module's first line that is not blank
+    // or a comment (prose left before '.version' lands here too).
+    SourceLoc at{1, 1};
+    uint32_t line = 1;
+    bool in_block = false;
+    for (std::string_view l : split(std::string_view(ctx.module.source), '\n')) {
+      std::string_view t = trim(l);
+      if (in_block) {
+        if (t.find("*/") != std::string_view::npos) in_block = false;
+      } else if (starts_with(t, "/*")) {
+        in_block = t.find("*/", 2) == std::string_view::npos;
+      } else if (!t.empty() && !starts_with(t, "//")) {
+        at = {line, static_cast<uint32_t>(l.find_first_not_of(" \t\r") + 1)};
+        break;
+      }
+      ++line;
+    }
+    auto& d = ctx.diags.error(at, "missing .version directive", "missing-version");
     d.hint = "a module starts with '.version 8.0' (or later), '.target sm_90a' and '.address_size 64'; "
              "'ptxforge fmt --add-header' adds them";
   } else {

@@ -217,6 +217,20 @@ TEST(Validator, ThreeInputMinMax) {
   EXPECT_THAT(ids(kernel("max.s32 %r1, %r2, %r3, %r4;", "sm_100", "8.8"), false), ElementsAre("operand-count"));
 }
 
+TEST(Validator, AMissingVersionIsReportedWhereThePtxasPointsNotOnAComment) {
+  // ptxas says "Missing .version directive" at the first line that is not a comment: there
+  // the directive belongs (and there a model's leftover prose sits).
+  auto r = check("// produced by a model\n/* two\n lines */\n\n  .target sm_90a\n.entry k() { ret; }");
+  ASSERT_FALSE(r.diags.list().empty());
+  EXPECT_EQ(r.diags.list()[0].check_id, "missing-version");
+  EXPECT_EQ(r.diags.list()[0].loc.line, 5u);
+  EXPECT_EQ(r.diags.list()[0].loc.col, 3u);
+  auto prose = check("// kernel\nHere it is: .version 8.0\n.target sm_90a\n.address_size 64\n.entry k() { ret; }");
+  bool at_prose_line = false;
+  for (auto& d : prose.diags.list()) at_prose_line |= d.check_id == "missing-version" && d.loc.line == 2;
+  EXPECT_TRUE(at_prose_line);
+}
+
 TEST(Validator, HeaderProblems) {
   EXPECT_THAT(ids(".entry k() { ret; }"), ElementsAre("missing-version", "missing-target"));
   EXPECT_THAT(ids(".version 7.8\n.target sm_90a\n.entry k() { ret; }"), ElementsAre("version-target"));
