@@ -295,7 +295,8 @@ Result<std::vector<RoundRow>> Store::rounds() const {
     if (auto seed = task::parse_seed(s.text(18))) m.seed = *seed;
     m.gpu = static_cast<int>(s.integer(19));
     r.failure_kind = s.text(20);
-    for (auto id : split(s.text(21), ' '))
+    const std::string ids = s.text(21);  // split's views point into it: it must outlive them
+    for (auto id : split(ids, ' '))
       if (!id.empty()) r.error_ids.emplace_back(id);
     r.families = static_cast<int>(s.integer(22));
     r.in_sass = static_cast<int>(s.integer(23));
