@@ -12,31 +12,10 @@ tmp=$(mktemp -d)
 fail=0
 check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
 
-# The replay model: a module the front end rejects, then vector_add's solution for every task.
-python3 - "$here/../../tasks/level1/vector_add/solution.ptx" "$tmp/replay.json" <<'PY'
-import json, sys
-sol = open(sys.argv[1]).read()
-broken = sol.replace("ret;", "mov.u32 %undeclared, 0; ret;", 1)
-json.dump({"produced_by": "bench e2e test", "replies": [f"```ptx\n{broken}```\n", f"```ptx\n{sol}```\n"]}, open(sys.argv[2], "w"))
-PY
-cat >"$tmp/bench.toml" <<TOML
-name = "e2e"
-samples = 2
-rounds = 2
-seeds = [7]
-arch = "sm_90a"
-[[models]]
-name = "learner"
-spec = "cmd:$here/model.sh learner"
-[[models]]
-name = "replayed"
-spec = "replay:$tmp/replay.json"
-[tasks]
-names = ["vector_add", "saxpy", "gelu", "transpose"]
-[run]
+"$here/write_bench.sh" "$tmp" e2e <<'RUN'
 time = false       # verdicts only: timings would differ from run to run on a GPU
 sanitize = false
-TOML
+RUN
 
 reports() {  # bench folder -> its reports next to it
   "$ptxforge" bench report "$1" --format md -o "$1.md" && "$ptxforge" bench report "$1" --format json -o "$1.json" &&

@@ -7,29 +7,10 @@ ptxforge=$1; out=$2
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 tmp=$(mktemp -d)
-python3 - "$here/../../tasks/level1/vector_add/solution.ptx" "$tmp/replay.json" <<'PY'
-import json, sys
-sol = open(sys.argv[1]).read()
-broken = sol.replace("ret;", "mov.u32 %undeclared, 0; ret;", 1)
-json.dump({"produced_by": "bench GPU run", "replies": [f"```ptx\n{broken}```\n", f"```ptx\n{sol}```\n"]}, open(sys.argv[2], "w"))
-PY
-cat >"$tmp/bench.toml" <<TOML
-name = "gpu"
-samples = 2
-rounds = 2
-seeds = [7]
-[[models]]
-name = "learner"
-spec = "cmd:$here/model.sh learner"
-[[models]]
-name = "replayed"
-spec = "replay:$tmp/replay.json"
-[tasks]
-names = ["vector_add", "saxpy", "gelu", "transpose"]
-[run]
+"$here/write_bench.sh" "$tmp" gpu <<'RUN'
 sanitize = false   # compute-sanitizer on each of 16 kernels would take most of the run
 profile = true
-TOML
+RUN
 export PTXFORGE_CACHE_DIR=$tmp/cache
 t0=$(date +%s.%N)
 "$ptxforge" bench "$tmp/bench.toml" --out "$tmp/bench" --jobs 2 >"$out/bench-run.log" 2>&1
