@@ -51,9 +51,7 @@ StageResult profile(StageContext& ctx) {
   if (ctx.worker_argv.empty()) return skip("no worker process to profile");
   if (!ctx.job) return skip("the kernel was not verified");
   // The largest shown size set: the one whose time says most about the kernel.
-  const task::SizeSet* largest = nullptr;
-  for (auto* s : ctx.task.size_sets(false))
-    if (!largest || case_bytes(ctx.task, *s) > case_bytes(ctx.task, *largest)) largest = s;
+  const task::SizeSet* largest = shown_size_set_by_bytes(ctx.task, /*largest=*/true);
   if (!largest) return skip("the task shows no size set");
   gpu::Job job = *ctx.job;
   job.kind = gpu::JobKind::verify;

@@ -222,9 +222,7 @@ std::optional<ExecutedProblem> prove_with_ncu(StageContext& ctx) {
   std::optional<std::string> ncu = ctx.opts.ncu.empty() ? find_cuda_tool("ncu") : ctx.opts.ncu;
   if (!ncu) return not_run("ncu is not installed");
   if (ctx.worker_argv.empty()) return not_run("no worker process to profile");
-  const task::SizeSet* smallest = nullptr;
-  for (auto* s : ctx.task.size_sets(false))
-    if (!smallest || case_bytes(ctx.task, *s) < case_bytes(ctx.task, *smallest)) smallest = s;
+  const task::SizeSet* smallest = shown_size_set_by_bytes(ctx.task, /*largest=*/false);
   if (!smallest) return not_run("the task shows no size set");
   gpu::Job job = *ctx.job;
   job.kind = gpu::JobKind::verify;

@@ -54,6 +54,13 @@ int64_t case_bytes(const task::Task& t, const task::SizeSet& set) {
   return total;
 }
 
+const task::SizeSet* shown_size_set_by_bytes(const task::Task& t, bool largest) {
+  const task::SizeSet* pick = nullptr;
+  for (auto* s : t.size_sets(false))
+    if (!pick || (largest ? case_bytes(t, *s) > case_bytes(t, *pick) : case_bytes(t, *s) < case_bytes(t, *pick))) pick = s;
+  return pick;
+}
+
 std::string_view to_string(SanitizerTool t) {
   for (auto& [tool, name] : kToolNames)
     if (tool == t) return name;

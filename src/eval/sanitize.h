@@ -55,6 +55,8 @@ std::vector<std::string> sanitizer_argv(const std::string& sanitizer, SanitizerT
 std::vector<std::string> sanitizer_size_sets(const task::Task& t, SanitizerTool tool);
 // The bytes of every buffer of the task on size set `set` (how big one case is).
 int64_t case_bytes(const task::Task& t, const task::SizeSet& set);
+// The shown size set with the fewest (or most) bytes; nullptr when the task shows none.
+const task::SizeSet* shown_size_set_by_bytes(const task::Task& t, bool largest);
 
 // The job to send under `tool`: one seed, the tool's size sets, the tool's placement.
 gpu::Job sanitizer_job(const gpu::Job& verify_job, const task::Task& t, SanitizerTool tool);
