@@ -29,7 +29,7 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, std::chr
   if (!opts.input.empty()) {
     const char* base = std::getenv("TMPDIR");
     std::string templ = std::string(base && *base ? base : "/tmp") + "/ptxforge-stdin-XXXXXX";
-    input_fd = mkstemp(templ.data());
+    input_fd = mkostemp(templ.data(), O_CLOEXEC);
     if (input_fd < 0) return Error{std::string("cannot create a temporary file: ") + std::strerror(errno)};
     unlink(templ.c_str());
     for (size_t off = 0; off < opts.input.size();) {
@@ -42,9 +42,18 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, std::chr
     }
     lseek(input_fd, 0, SEEK_SET);
   }
+  // Every descriptor is close-on-exec, so a child started at the same time by another thread
+  // never inherits this child's pipes (its reader would then wait for the wrong process's
+  // exit); dup2 onto 0/1/2 clears the flag on the copies this child keeps.
   int out_pipe[2], err_pipe[2], exec_pipe[2];
-  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0 || pipe2(exec_pipe, O_CLOEXEC) != 0)
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0 || pipe2(exec_pipe, O_CLOEXEC) != 0)
     return Error{std::string("cannot create pipes: ") + std::strerror(errno)};
+  // The argument vector is built before fork: between fork and exec the child may only make
+  // async-signal-safe calls, since another thread may have held the allocator's lock at fork
+  // time (a malloc there deadlocks the child, and this parent with it, waiting on exec_pipe).
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
   auto start = std::chrono::steady_clock::now();
   pid_t pid = fork();
   if (pid < 0) return Error{std::string("cannot fork: ") + std::strerror(errno)};
@@ -58,9 +67,6 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, std::chr
     int in = input_fd >= 0 ? input_fd : open("/dev/null", O_RDONLY);
     if (in >= 0) dup2(in, 0);
     if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
-    std::vector<char*> args;
-    for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
     execvp(args[0], args.data());
     int e = errno;
     (void)!write(exec_pipe[1], &e, sizeof e);

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
+#include <set>
+#include <thread>
 
 #include "util/paths.h"
 
@@ -78,6 +81,52 @@ TEST(Subprocess, MissingProgramIsAnError) {
   auto r = run_process({"/nonexistent/tool"}, std::chrono::seconds(1));
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("cannot run"), std::string::npos);
+}
+
+// The descriptors open in this process now, each with what it points at.
+std::set<std::string> open_fds() {
+  std::set<std::string> out;
+  for (auto& e : std::filesystem::directory_iterator("/proc/self/fd")) out.insert(e.path().filename().string());
+  return out;
+}
+
+// Two threads start children at once: one feeds input to `cat`, the other's children list
+// their own descriptors. A child must hold no pipe it was not given (another child's output
+// pipe kept open would make that child's reader wait for the wrong process), and every start
+// must finish (a child that allocates between fork and exec can deadlock on a lock another
+// thread held at fork time, and its parent with it).
+TEST(Subprocess, ChildrenStartedFromTwoThreadsAtOnceShareNoPipes) {
+  auto before = open_fds();
+  std::atomic<bool> stop{false};
+  std::atomic<int> feeds{0};
+  std::thread feeder([&] {
+    ProcessOptions o;
+    o.input = std::string(4096, 'x');
+    while (!stop) {
+      auto r = run_process({"cat"}, std::chrono::seconds(60), o);
+      ASSERT_TRUE(r.ok()) << r.error().message;
+      EXPECT_EQ(r->out.size(), 4096u);
+      ++feeds;
+    }
+  });
+  std::vector<std::string> leaks;
+  for (int i = 0; i < 150; ++i) {
+    // ls lists its own descriptors: "lr-x------ 1 u g 64 date 0 -> /dev/null".
+    auto r = run_process({"ls", "-l", "/proc/self/fd"}, std::chrono::seconds(60));
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    for (auto line : split(r->out, '\n')) {
+      auto arrow = line.find(" -> ");
+      if (arrow == std::string_view::npos) continue;
+      auto name = line.substr(0, arrow);
+      std::string fd(name.substr(name.rfind(' ') + 1));
+      if (fd == "1" || fd == "2" || before.count(fd)) continue;
+      if (line.find("pipe:", arrow) != std::string_view::npos) leaks.emplace_back(line);
+    }
+  }
+  stop = true;
+  feeder.join();
+  EXPECT_GT(feeds.load(), 0);
+  EXPECT_TRUE(leaks.empty()) << leaks.size() << " inherited pipes, first: " << leaks.front();
 }
 
 TEST(Paths, DataDirIsFoundRelativeToTheBinary) {
