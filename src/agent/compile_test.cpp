@@ -233,6 +233,8 @@ TEST_F(CompileTest, SavedOptionsComeBackWhole) {
   o.run.time = false;
   o.run.sanitize = true;
   o.prices = {2.5, 10, true};
+  o.prompt.repair_candidate = ".version 8.0\n// a failed kernel\n";
+  o.prompt.repair_feedback = "verify failed: out[3] = 2, expected 5\n";
   std::string saved = session_options_json(o);
   auto back = session_options_from(saved, dir_);
   ASSERT_TRUE(back.ok()) << back.error().message;
@@ -242,6 +244,8 @@ TEST_F(CompileTest, SavedOptionsComeBackWhole) {
   EXPECT_EQ(back->run.seeds, 7);
   EXPECT_TRUE(back->run.sanitize);
   EXPECT_EQ(back->prompt.knowledge, KnowledgeLevel::contracts);
+  EXPECT_EQ(back->prompt.repair_candidate, o.prompt.repair_candidate) << "a repair session resumes as a repair";
+  EXPECT_EQ(back->prompt.repair_feedback, o.prompt.repair_feedback);
   EXPECT_EQ(fs::weakly_canonical(back->task_dir), fs::weakly_canonical(o.task_dir));
   EXPECT_NE(saved.find("\"suite\": \"level1/vector_add\""), std::string::npos) << "a suite task is saved by name: " << saved;
   EXPECT_EQ(saved.find(kRoot), std::string::npos) << "no path of this checkout in session.json";

@@ -163,6 +163,12 @@ Result<std::vector<llm::Message>> build_prompt(const task::Task& t, const Prompt
                         "kernel `{}`. Do better than it, or at least as well.\n\n```ptx\n{}```\n",
                         source_name(t.reference.entry), *ptx);
   }
+  if (!o.repair_candidate.empty())
+    user += fmt::format("\n## An earlier attempt that failed\nThis kernel was written for the task above and did not pass. "
+                        "The toolchain's verdict on it follows. Repair it (or write the kernel anew where that is simpler) "
+                        "and answer with the complete module.\n\n```ptx\n{}{}```\n\n### The verdict\n{}{}",
+                        o.repair_candidate, ends_with(o.repair_candidate, "\n") ? "" : "\n", o.repair_feedback,
+                        ends_with(o.repair_feedback, "\n") ? "" : "\n");
   if (o.format) user += "\n" + output_format(t, o.arch) + "\n";
   if (o.max_tokens > 0)
     user += fmt::format("\nYour reply may be at most {} tokens. A reply cut at that limit is not checked at all: keep "

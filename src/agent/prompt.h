@@ -25,6 +25,9 @@ struct PromptOptions {
   std::string arch = "sm_90a";
   bool role = true, format = true;  // switches for ablations
   int max_tokens = 0;  // the reply's token limit (compile's max_tokens), stated to the model; 0: not stated
+  // A repair (`ptxforge fixit`): a kernel another session could not get right and the
+  // toolchain's verdict on it, shown after the task; empty for a fresh start.
+  std::string repair_candidate, repair_feedback;
 };
 
 Result<std::vector<llm::Message>> build_prompt(const task::Task& t, const PromptOptions& o, const Hardware& hw,

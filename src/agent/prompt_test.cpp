@@ -190,5 +190,25 @@ TEST(Prompt, StatesTheReplyTokenLimit) {
             std::string::npos);
 }
 
+TEST(Prompt, ARepairShowsTheFailedKernelAndItsVerdictBeforeTheFormat) {
+  Fixture f;
+  PromptOptions o;
+  o.knowledge = KnowledgeLevel::none;
+  std::string fresh = f.text(f.vector_add, o);
+  EXPECT_EQ(fresh.find("An earlier attempt"), std::string::npos);
+  o.repair_candidate = ".version 8.0\n.target sm_90a\n// FAILED-KERNEL-MARK";
+  o.repair_feedback = "verify: out[7] = 0, expected 3 (FEEDBACK-MARK)";
+  std::string repair = f.text(f.vector_add, o);
+  size_t section = repair.find("## An earlier attempt that failed");
+  ASSERT_NE(section, std::string::npos);
+  size_t kernel = repair.find("```ptx\n.version 8.0\n.target sm_90a\n// FAILED-KERNEL-MARK\n```", section);
+  size_t verdict = repair.find("### The verdict\nverify: out[7] = 0, expected 3 (FEEDBACK-MARK)\n", section);
+  EXPECT_NE(kernel, std::string::npos) << repair.substr(section);
+  EXPECT_NE(verdict, std::string::npos);
+  EXPECT_LT(kernel, verdict);
+  EXPECT_GT(repair.find("## Answer format", section), verdict) << "the format still closes the prompt";
+  EXPECT_LT(repair.find("# Task vector_add"), section) << "the task comes first";
+}
+
 }  // namespace
 }  // namespace ptxforge::agent

@@ -170,6 +170,8 @@ const std::vector<Field>& fields() {
          return ok_status();
        }},
       plain("fewshot_nvcc", [](auto& o) -> auto& { return o.prompt.fewshot_nvcc; }),
+      plain("repair_candidate", [](auto& o) -> auto& { return o.prompt.repair_candidate; }),
+      plain("repair_feedback", [](auto& o) -> auto& { return o.prompt.repair_feedback; }),
       plain("prompt_rules", [](auto& o) -> auto& { return o.prompt.role; }),
       plain("prompt_format", [](auto& o) -> auto& { return o.prompt.format; }),
       plain("arch", [](auto& o) -> auto& { return o.prompt.arch; }),

@@ -30,6 +30,12 @@ struct MutateStats {
 // defects (ptxas or we reject them), then mixes them with good modules bad:good. JSONL lines.
 Result<std::vector<std::string>> make_mutants(const std::vector<GoodModule>& goods, const MutateOptions& o, MutateStats& stats);
 
+// Every compile session under the roots (session folders, or folders holding them such as a
+// bench's), sorted; and a session's task as its session.json names it ("level1/saxpy", or a
+// task folder's name).
+std::vector<std::string> find_sessions(const std::vector<std::string>& roots);
+std::string session_task(const std::string& session);
+
 // Repair pairs from compile session folders (or folders holding sessions, such as a bench's).
 struct FixitStats {
   int sessions = 0, pairs = 0;

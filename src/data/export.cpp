@@ -22,6 +22,28 @@ namespace {
 
 std::string dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
 
+bool fixed(const agent::RoundSummary& before, const agent::RoundSummary& after) {
+  if (before.passed || !before.extracted) return false;
+  if (after.passed && after.gpu_verified) return true;
+  // Without a GPU: a module that did not assemble, then one that did.
+  return after.no_gpu && after.assembled && !before.assembled;
+}
+
+const char* kSystem =
+    "You are a compiler backend for NVIDIA GPUs: you write PTX (NVIDIA's virtual ISA) that ptxas accepts and that "
+    "computes exactly what is asked.";
+
+uint64_t split_hash(const std::string& id, uint64_t seed) {
+  uint64_t h = 1469598103934665603ull ^ seed;
+  for (char c : id) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace
+
 // Every folder under the roots holding a session.json, sorted.
 std::vector<std::string> find_sessions(const std::vector<std::string>& roots) {
   std::vector<std::string> out;
@@ -46,28 +68,6 @@ std::string session_task(const std::string& session) {
   if (j["task"].contains("suite")) return j["task"].value("suite", "");
   return fs::path(j["task"].value("path", "")).filename().string();
 }
-
-bool fixed(const agent::RoundSummary& before, const agent::RoundSummary& after) {
-  if (before.passed || !before.extracted) return false;
-  if (after.passed && after.gpu_verified) return true;
-  // Without a GPU: a module that did not assemble, then one that did.
-  return after.no_gpu && after.assembled && !before.assembled;
-}
-
-const char* kSystem =
-    "You are a compiler backend for NVIDIA GPUs: you write PTX (NVIDIA's virtual ISA) that ptxas accepts and that "
-    "computes exactly what is asked.";
-
-uint64_t split_hash(const std::string& id, uint64_t seed) {
-  uint64_t h = 1469598103934665603ull ^ seed;
-  for (char c : id) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-}  // namespace
 
 Result<std::vector<std::string>> make_fixit_pairs(const std::vector<std::string>& roots, FixitStats& stats) {
   std::vector<std::string> out;

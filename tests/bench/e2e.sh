@@ -9,6 +9,13 @@ ptxforge=$1; here=$2; html_out=${3:-}
 if [[ ! -x /usr/local/cuda/bin/ptxas ]] && ! command -v ptxas >/dev/null; then echo "no ptxas: skipping"; exit 77; fi
 tmp=$(mktemp -d)
 [[ -n ${KEEP_TMP:-} ]] && echo "keeping $tmp" || trap 'rm -rf "$tmp"' EXIT
+# A watchdog: should anything hang, say where (the processes and the logs so far) and stop
+# well inside ctest's limit, instead of a bare timeout.
+( sleep "${E2E_WATCHDOG_S:-600}" </dev/null >/dev/null 2>&1
+  echo "FAIL still running after ${E2E_WATCHDOG_S:-600} s; processes:"; ps -eo pid,ppid,etimes,stat,args | grep -E 'ptxforge|model.sh|ptxas|script' | grep -v grep
+  for f in "$tmp"/*.log; do echo "--- $f"; tail -5 "$f"; done
+  kill -- -$$ 2>/dev/null; kill $$ ) &
+watchdog=$!
 fail=0
 check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
 
@@ -92,4 +99,5 @@ check "--shard without seeds: exit 2" "(($? == 2)) && grep -q 'needs the seeds' 
 check "merging different benches: exit 2" "(($? == 2))"
 
 [[ -n $html_out ]] && cp "$tmp/ref.html" "$html_out"
+pkill -P "$watchdog" sleep 2>/dev/null; kill "$watchdog" 2>/dev/null
 exit $fail

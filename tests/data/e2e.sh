@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `ptxforge data` end to end without a GPU: the ISA dictionary; CUDA/PTX pairs from corpus
 # files and the generator; mutants labelled by ptxas; repair pairs from a replayed compile
-# session; the chat export with splits and a card. Checks the dataset's invariants: every
+# session, and from another model repairing a failed session (`ptxforge fixit`); the chat
+# export with splits and a card. Checks the dataset's invariants: every
 # pair's PTX assembles, every mutant differs from its original in one line and its label is
 # what ptxas says, the mix is at most 1 broken to 4 good, no source is in two splits.
 # Exit 77 without nvcc or ptxas.
@@ -44,7 +45,45 @@ PY
 cat "$tmp/fixit.log"
 check "fixit: one repair pair from the replayed session" "(( \$(wc -l <'$tmp/fixit.jsonl') == 1 ))"
 
-"$ptxforge" data export "$tmp/pairs.jsonl" "$tmp/mutants.jsonl" "$tmp/fixit.jsonl" --out "$tmp/dataset" --seed 9
+# ptxforge fixit: another model repairs a session that failed (its model only ever answered
+# the broken kernel). Without a GPU nothing verifies: kept only with --keep-unverified, and
+# only because the failed kernel did not even assemble.
+python3 - "$tmp/replay.json" "$tmp/broken.json" <<'PY'
+import json, sys
+replies = json.load(open(sys.argv[1]))["replies"]
+json.dump({"replies": [replies[0]]}, open(sys.argv[2], "w"))
+PY
+"$ptxforge" compile vector_add --model "replay:$tmp/broken.json" --rounds 1 --out "$tmp/failed/f1" --no-sanitize >/dev/null 2>&1
+export BENCH_MODEL_LOG=$tmp/fixer-calls.log
+fixer="cmd:$root/tests/bench/model.sh good"
+"$ptxforge" fixit --model "$fixer" --out "$tmp/repairs" "$tmp/failed" -o "$tmp/repairs-strict.jsonl" 2>"$tmp/fixit-model.log"
+rc=$?
+cat "$tmp/fixit-model.log"
+check "fixit --model: exit 0, one failure found" "((rc == 0)) && grep -q '^fixit: 1 failed trajectories' '$tmp/fixit-model.log'"
+check "fixit --model: no GPU, so no pair without --keep-unverified, and it says why" \
+  "[[ ! -s '$tmp/repairs-strict.jsonl' ]] && grep -q 'ran without a GPU.*--keep-unverified' '$tmp/fixit-model.log'"
+check "fixit --model: the repairing model saw the failed kernel and its verdict" \
+  "grep -q '## An earlier attempt that failed' '$tmp/repairs/001-f1-s1/round-01/prompt.md' && grep -q '%undeclared' '$tmp/repairs/001-f1-s1/round-01/prompt.md' && grep -q '### The verdict' '$tmp/repairs/001-f1-s1/round-01/prompt.md'"
+calls=$(grep -c '^end ' "$tmp/fixer-calls.log")
+"$ptxforge" fixit --model "$fixer" --keep-unverified --out "$tmp/repairs" "$tmp/failed" -o "$tmp/repairs.jsonl" 2>>"$tmp/fixit-model.log"
+check "fixit --model: run again, the repair session is continued, no model asked again" \
+  "(( \$(grep -c '^end ' '$tmp/fixer-calls.log') == calls && calls >= 1 ))"
+unset BENCH_MODEL_LOG
+python3 - "$tmp/repairs.jsonl" "$root/tasks/level1/vector_add/solution.ptx" <<'PY' || fail=1
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+sol = open(sys.argv[2]).read()
+ok = len(lines) == 1 and lines[0]["origin"] == "model-repair" and lines[0]["verified"] is False \
+     and "%undeclared" in lines[0]["failed_ptx"] and lines[0]["fixed_ptx"] == sol and lines[0]["feedback"]
+print(("ok   " if ok else "FAIL ") + "fixit --keep-unverified: one pair, the failed kernel, its feedback, the solution, marked unverified")
+sys.exit(0 if ok else 1)
+PY
+"$ptxforge" fixit --model "replay:$tmp/broken.json" --rounds 1 --keep-unverified --out "$tmp/repairs-same" "$tmp/failed" -o "$tmp/repairs-same.jsonl" 2>/dev/null
+check "fixit --model: a 'repair' that repeats the failed kernel is no pair" "[[ ! -s '$tmp/repairs-same.jsonl' ]]"
+"$ptxforge" fixit --model "$fixer" "$tmp/nope" >/dev/null 2>&1
+check "fixit --model: a missing folder is a usage error" "(( \$? == 2 ))"
+
+"$ptxforge" data export "$tmp/pairs.jsonl" "$tmp/mutants.jsonl" "$tmp/fixit.jsonl" "$tmp/repairs.jsonl" --out "$tmp/dataset" --seed 9
 check "export: exit 0 and a card" "(( \$? == 0 )) && grep -q '^# Dataset card' '$tmp/dataset/card.md'"
 
 # The invariants, read back from the files.
@@ -87,7 +126,7 @@ for s in ("train", "valid", "test"):
         splits.setdefault(e["source_id"], set()).add(s)
         assert [m["role"] for m in e["messages"]] == ["system", "user", "assistant"]
 expect("export: no source in two splits", all(len(v) == 1 for v in splits.values()))
-expect("export: every example exported", sum(1 for s in ("train", "valid", "test") for _ in open(os.path.join(tmp, "dataset", s + ".jsonl"))) == len(pairs) + len(lines) + 1)
+expect("export: every example exported", sum(1 for s in ("train", "valid", "test") for _ in open(os.path.join(tmp, "dataset", s + ".jsonl"))) == len(pairs) + len(lines) + 2)  # + the session's fixit pair and the model's repair
 sys.exit(0 if ok else 1)
 PY
 exit $fail

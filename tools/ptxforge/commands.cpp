@@ -25,6 +25,7 @@ const std::vector<Command>& commands() {
       {"task", "create a task from your own CUDA kernel (task new)", cmd_task},
       {"bench", "models × tasks × samples as one resumable run: results store, metrics, reports (report, export, merge)", cmd_bench},
       {"data", "training data: ISA dictionary, CUDA/PTX pairs, broken/fixed pairs, repair pairs, chat export (isa, pairs, mutate, fixit, export)", cmd_data},
+      {"fixit", "let a model repair other sessions' failed kernels through the loop; verified repairs become training pairs", cmd_fixit},
       {"suite", "list, show and validate the task suite", cmd_suite},
       {"doctor", "report the GPU and the CUDA toolchain, and what is missing", cmd_doctor},
       {"worker", "the isolated GPU worker that run starts (internal)", cmd_worker},

@@ -34,6 +34,7 @@ int cmd_compile(const std::vector<std::string>& args);
 int cmd_task(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
 int cmd_data(const std::vector<std::string>& args);
+int cmd_fixit(const std::vector<std::string>& args);
 
 }  // namespace ptxforge::cli
 
