@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ptx/parser.h"
+#include "toolchain/nvrtc.h"
 #include "util/paths.h"
 #include "util/subprocess.h"
 #include "util/text.h"
@@ -101,41 +102,87 @@ std::string stable_internal_names(std::string ptx, const std::string& source_id)
   return ptx;
 }
 
+// NVRTC's options for an nvcc flag set made only of flags it takes the same way; nothing for
+// one it does not (that set goes to nvcc).
+std::optional<std::vector<std::string>> nvrtc_options(std::string_view flags) {
+  std::vector<std::string> out;
+  for (auto f : split(flags, ' ')) {
+    f = trim(f);
+    if (f.empty() || f == "-O3") continue;  // -O3 is host code's level: NVVM optimises device code by default in both
+    if (f == "-G" || f == "-lineinfo") {
+      out.emplace_back(f);
+      continue;
+    }
+    return std::nullopt;
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<std::vector<Pair>> make_pairs(const std::vector<SourceUnit>& units, const PairOptions& o, PairStats& stats) {
   auto nvcc = find_cuda_tool("nvcc");
-  if (!nvcc) return Error{"nvcc is not installed (looked in the CUDA toolkit and PATH): source/PTX pairs need it"};
+  bool nvrtc = o.compiler != Compiler::nvcc && toolchain::nvrtc_available().ok();
+  if (o.compiler == Compiler::nvrtc && !nvrtc) return toolchain::nvrtc_available().error();
+  if (!nvcc && (o.compiler == Compiler::nvcc || !nvrtc))
+    return Error{"nvcc is not installed (looked in the CUDA toolkit and PATH) and NVRTC does not load: source/PTX pairs need one"};
   auto tmp = TempDir::create("ptxforge-pairs");
   if (!tmp) return tmp.error();
   std::set<std::string> seen;
   std::vector<Pair> out;
   for (auto& u : units) {
-    // -G and -lineinfo PTX embed the source's path and the compile directory: both are fixed
-    // by the source's text ($TMPDIR/ptxforge-nvcc/<hash>/unit.cu), so a run is reproduced byte
-    // for byte on the same machine. The output goes to this run's own folder.
+    // -G and -lineinfo PTX embed the source's path and the compile directory: for nvcc both
+    // are fixed by the source's text ($TMPDIR/ptxforge-nvcc/<hash>/unit.cu), so a run is
+    // reproduced byte for byte on the same machine; NVRTC names the program unit.cu. The
+    // output goes to this run's own folder.
     const char* tmpdir = std::getenv("TMPDIR");
     std::string src_dir = fmt::format("{}/ptxforge-nvcc/{}", tmpdir && *tmpdir ? tmpdir : "/tmp", normalised_ptx_hash(u.text));
-    std::error_code ec;
-    fs::create_directories(src_dir, ec);
     std::string cu = src_dir + "/unit.cu", ptx_path = tmp->path() + "/unit.ptx";
-    auto held = read_file(cu);
-    if (!held || *held != u.text)
-      if (auto st = write_file(cu, u.text); !st) return st.error();
+    bool written = false;
     for (auto& arch : o.archs)
       for (auto& flags : o.flags) {
-        std::vector<std::string> argv = {*nvcc, "-ptx", "-arch=" + arch, "-o", ptx_path, cu};
-        for (auto& f : split(flags, ' '))
-          if (!trim(f).empty()) argv.insert(argv.begin() + 1, std::string(trim(f)));
-        auto proc = run_process(argv, std::chrono::minutes(3), src_dir);
-        if (!proc) return proc.error();
-        if (proc->exit_code != 0) {
+        std::optional<std::string> text;
+        std::string compiler, problem;
+        auto options = nvrtc ? nvrtc_options(flags) : std::nullopt;
+        if (options) {
+          auto r = toolchain::compile_cuda_to_ptx(u.text, "unit.cu", arch, *options);
+          if (r) {
+            text = std::move(r->ptx);
+            compiler = "nvrtc";
+          } else {
+            problem = first_error(r.error().message);
+          }
+        }
+        if (!text && o.compiler != Compiler::nvrtc && nvcc) {
+          if (!written) {
+            std::error_code ec;
+            fs::create_directories(src_dir, ec);
+            auto held = read_file(cu);
+            if (!held || *held != u.text)
+              if (auto st = write_file(cu, u.text); !st) return st.error();
+            written = true;
+          }
+          std::vector<std::string> argv = {*nvcc, "-ptx", "-arch=" + arch, "-o", ptx_path, cu};
+          for (auto& f : split(flags, ' '))
+            if (!trim(f).empty()) argv.insert(argv.begin() + 1, std::string(trim(f)));
+          auto proc = run_process(argv, std::chrono::minutes(3), src_dir);
+          if (!proc) return proc.error();
+          if (proc->exit_code == 0) {
+            auto ptx = read_file(ptx_path);
+            if (!ptx) return ptx.error();
+            text = std::move(*ptx);
+            compiler = "nvcc";
+          } else {
+            problem = first_error(proc->err + proc->out);
+          }
+        }
+        if (!text) {
           ++stats.nvcc_failed;
-          stats.problems.push_back(fmt::format("{} ({}, {}): {}", u.id, arch, flags, first_error(proc->err + proc->out)));
+          stats.problems.push_back(fmt::format("{} ({}, {}): {}", u.id, arch, flags,
+                                               problem.empty() ? "NVRTC does not take these flags" : problem));
           continue;
         }
-        auto text = read_file(ptx_path);
-        if (!text) return text.error();
+        ++(compiler == "nvrtc" ? stats.by_nvrtc : stats.by_nvcc);
         Pair p;
         *text = stable_internal_names(std::move(*text), u.id);
         p.hash = normalised_ptx_hash(*text);
@@ -148,6 +195,7 @@ Result<std::vector<Pair>> make_pairs(const std::vector<SourceUnit>& units, const
         p.family = u.family;
         p.arch = arch;
         p.flags = flags;
+        p.compiler = compiler;
         p.cuda = u.text;
         p.ptx = std::move(*text);
         p.kernels = signatures(p.ptx);
@@ -177,7 +225,7 @@ std::string pair_json(const Pair& p) {
     resources.push_back({{"name", f.name}, {"entry", f.is_entry}, {"registers", f.registers}, {"shared_bytes", f.shared_bytes},
                          {"local_bytes", f.local_bytes}, {"spill_stores", f.spill_stores}, {"spill_loads", f.spill_loads}});
   nlohmann::ordered_json j = {{"kind", "pair"}, {"source_id", p.source_id}, {"origin", p.origin}, {"family", p.family},
-                              {"arch", p.arch}, {"flags", p.flags}, {"hash", p.hash}, {"assembles", p.assembles}};
+                              {"arch", p.arch}, {"flags", p.flags}, {"compiler", p.compiler}, {"hash", p.hash}, {"assembles", p.assembles}};
   if (!p.ptxas_error.empty()) j["ptxas_error"] = p.ptxas_error;
   j["kernels"] = kernels;
   j["resources"] = resources;

@@ -1,5 +1,6 @@
-// CUDA source → PTX pairs for training: each source compiled by nvcc for several targets and
-// flag sets, each PTX labelled with what ptxas makes of it (resources per function, or its
+// CUDA source → PTX pairs for training: each source compiled for several targets and flag
+// sets — by NVRTC in this process, or by nvcc where NVRTC cannot (host code, the C++ standard
+// library's headers, a flag NVRTC does not take) — each PTX labelled with what ptxas makes of it (resources per function, or its
 // error), the kernels' signatures, and a hash of the normalised PTX that drops duplicates.
 #pragma once
 
@@ -20,9 +21,13 @@ struct SourceUnit {
   std::string text;    // the CUDA translation unit
 };
 
+// automatic: NVRTC, and nvcc for a unit or flag set NVRTC cannot compile; or only one of them.
+enum class Compiler { automatic, nvrtc, nvcc };
+
 struct PairOptions {
   std::vector<std::string> archs{"sm_80", "sm_90", "sm_90a"};
   std::vector<std::string> flags{"-O3", "-G", "-lineinfo"};
+  Compiler compiler = Compiler::automatic;
 };
 
 struct KernelSignature {
@@ -32,6 +37,7 @@ struct KernelSignature {
 
 struct Pair {
   std::string source_id, origin, family, arch, flags;
+  std::string compiler;  // "nvrtc" or "nvcc"
   std::string cuda, ptx;
   std::vector<KernelSignature> kernels;
   std::vector<toolchain::FunctionResources> resources;
@@ -48,6 +54,7 @@ Result<std::vector<SourceUnit>> read_source_folder(const std::string& dir);
 
 struct PairStats {
   int compiled = 0, nvcc_failed = 0, duplicates = 0, not_assembled = 0;
+  int by_nvrtc = 0, by_nvcc = 0;  // compiled PTX (duplicates included) by each compiler
   std::vector<std::string> problems;  // nvcc's errors, one line each
 };
 

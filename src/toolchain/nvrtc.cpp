@@ -50,14 +50,28 @@ const Nvrtc& library() {
 
 }  // namespace
 
+Status nvrtc_available() {
+  const Nvrtc& n = library();
+  if (!n.load_error.empty()) return Error{n.load_error};
+  return ok_status();
+}
+
 Result<CudaCompile> compile_cuda_to_ptx(const std::string& source, const std::string& name, const std::string& arch) {
+  return compile_cuda_to_ptx(source, name, arch, {"-std=c++17", "-default-device", "-lineinfo"});
+}
+
+Result<CudaCompile> compile_cuda_to_ptx(const std::string& source, const std::string& name, const std::string& arch,
+                                        const std::vector<std::string>& options) {
   const Nvrtc& n = library();
   if (!n.load_error.empty()) return Error{n.load_error};
   Program prog = nullptr;
   if (n.create(&prog, source.c_str(), name.c_str(), 0, nullptr, nullptr) != 0) return Error{"nvrtcCreateProgram failed"};
-  std::string arch_opt = "--gpu-architecture=" + arch;
-  std::string include = "-I" + cuda_home() + "/include";
-  std::vector<const char*> opts = {arch_opt.c_str(), "-std=c++17", "-default-device", "-lineinfo", include.c_str()};
+  // CUDA 13 keeps libcu++, CUB and Thrust under include/cccl.
+  std::vector<std::string> all = {"--gpu-architecture=" + arch, "-I" + cuda_home() + "/include",
+                                  "-I" + cuda_home() + "/include/cccl"};
+  all.insert(all.end(), options.begin(), options.end());
+  std::vector<const char*> opts;
+  for (auto& o : all) opts.push_back(o.c_str());
   int rc = n.compile(prog, static_cast<int>(opts.size()), opts.data());
   CudaCompile out;
   size_t size = 0;

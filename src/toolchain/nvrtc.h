@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "util/result.h"
 
@@ -14,6 +15,12 @@ struct CudaCompile {
 };
 
 // An error carries NVRTC's log (file:line: error ...) or says the library is missing.
+// A candidate is compiled with -std=c++17 -default-device -lineinfo.
 Result<CudaCompile> compile_cuda_to_ptx(const std::string& source, const std::string& name, const std::string& arch);
+// The same with these options (besides the target and the CUDA include folders).
+Result<CudaCompile> compile_cuda_to_ptx(const std::string& source, const std::string& name, const std::string& arch,
+                                        const std::vector<std::string>& options);
+// Whether NVRTC loads here (else why not).
+Status nvrtc_available();
 
 }  // namespace ptxforge::toolchain

@@ -106,6 +106,8 @@ expect("pairs: from the folder and the generator", {p["origin"] for p in pairs} 
 expect("pairs: every PTX assembles (ptxas, again)", all(p["assembles"] and assemble(p["ptx"], p["arch"], p["flags"]) for p in pairs))
 expect("pairs: no duplicate hash", len({p["hash"] for p in pairs}) == len(pairs))
 expect("pairs: each names its kernels", all(p["kernels"] for p in pairs))
+expect("pairs: NVRTC compiled most in this process (%d of %d)" % (sum(p["compiler"] == "nvrtc" for p in pairs), len(pairs)),
+       2 * sum(p["compiler"] == "nvrtc" for p in pairs) > len(pairs) and all(p["compiler"] in ("nvrtc", "nvcc") for p in pairs))
 lines = [json.loads(l) for l in open(os.path.join(tmp, "mutants.jsonl"))]
 bad = [m for m in lines if m["kind"] == "mutant"]
 good = [m for m in lines if m["kind"] == "good"]

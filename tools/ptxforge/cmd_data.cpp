@@ -1,6 +1,6 @@
 // ptxforge data: training data from the toolchain, as JSONL (docs/data.md).
 //   data isa [-o FILE]                                        the ISA table as a dictionary
-//   data pairs [SRC_DIR...] [--generate N] -o pairs.jsonl      CUDA → PTX pairs (nvcc, ptxas)
+//   data pairs [SRC_DIR...] [--generate N] -o pairs.jsonl      CUDA → PTX pairs (NVRTC/nvcc, ptxas)
 //   data mutate PAIRS.jsonl [--mix 1:4] -o mutants.jsonl       broken/fixed pairs with labels
 //   data fixit SESSIONS... -o fixit.jsonl                      repair pairs from compile sessions
 //   data export INPUT.jsonl... --out DIR                       chat JSONL, splits, card.md
@@ -43,7 +43,7 @@ int data_isa(const std::vector<std::string>& args) {
 }
 
 int data_pairs(const std::vector<std::string>& args) {
-  CLI::App app("CUDA sources to PTX pairs: nvcc for each target and flag set, labelled by ptxas", "data pairs");
+  CLI::App app("CUDA sources to PTX pairs: NVRTC (nvcc where needed) for each target and flag set, labelled by ptxas", "data pairs");
   std::vector<std::string> dirs, archs{"sm_80", "sm_90", "sm_90a"}, flags{"-O3", "-G", "-lineinfo"};
   int generate = 0;
   uint64_t seed = 1;
@@ -53,6 +53,9 @@ int data_pairs(const std::vector<std::string>& args) {
   app.add_option("--seed", seed, "the generator's seed")->capture_default_str();
   app.add_option("--arch", archs, "targets (repeatable)")->capture_default_str();
   app.add_option("--flags", flags, "nvcc flag sets (repeatable; one set may hold several flags)")->capture_default_str();
+  std::string compiler = "auto";
+  app.add_option("--compiler", compiler, "auto (NVRTC in this process, nvcc for what NVRTC cannot compile), nvrtc or nvcc")
+      ->check(CLI::IsMember({"auto", "nvrtc", "nvcc"}))->capture_default_str();
   app.add_option("-o,--output", out, "pairs.jsonl (default: standard output)");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
   std::vector<data::SourceUnit> units;
@@ -64,13 +67,16 @@ int data_pairs(const std::vector<std::string>& args) {
   for (auto& k : data::generate_kernels(seed, generate)) units.push_back({"gen:" + k.name, "generator", k.family, k.source});
   if (units.empty()) return fail("pairs", "no sources: give folders of .cu files or --generate N");
   data::PairOptions po{archs, flags};
+  po.compiler = compiler == "nvrtc" ? data::Compiler::nvrtc : compiler == "nvcc" ? data::Compiler::nvcc : data::Compiler::automatic;
   data::PairStats stats;
   auto pairs = data::make_pairs(units, po, stats);
   if (!pairs) return fail("pairs", pairs.error().message);
   std::vector<std::string> lines;
   for (auto& p : *pairs) lines.push_back(data::pair_json(p));
-  std::cerr << fmt::format("data pairs: {} sources, {} pairs ({} do not assemble), {} duplicates dropped, {} nvcc failures\n",
-                           units.size(), stats.compiled, stats.not_assembled, stats.duplicates, stats.nvcc_failed);
+  std::cerr << fmt::format("data pairs: {} sources, {} pairs ({} do not assemble), {} duplicates dropped, {} did not compile; "
+                           "compiled by NVRTC {}, by nvcc {}\n",
+                           units.size(), stats.compiled, stats.not_assembled, stats.duplicates, stats.nvcc_failed, stats.by_nvrtc,
+                           stats.by_nvcc);
   for (size_t i = 0; i < stats.problems.size() && i < 10; ++i) std::cerr << "  " << stats.problems[i] << "\n";
   return write_lines(lines, out, "pairs");
 }
