@@ -120,6 +120,12 @@ expect 2 "task.toml:[0-9]+:2: error: unknown key 'tolerence' in the task \(top l
 expect 0 "--allow-suspicious" help run
 expect 0 "--allow-suspicious" help compile
 expect 0 "--remeasure" help doctor
+# fixit: the model and the sessions are required; manual cannot repair a batch.
+expect 0 "--keep-unverified" help fixit
+expect 2 "" fixit
+expect 2 "model" fixit "$tmp"
+expect 2 "waits for a reply by hand" fixit --model manual "$tmp"
+expect 2 "is not a folder" fixit --model replay:x.json "$tmp/missing-dir"
 out=$("$ptxforge" run --no-time --allow-suspicious vector_add "$root/tasks/level1/vector_add/solution.ptx" 2>&1); rc=$?
 if { ((rc == 2)) && grep -q "^verdict: NOT verified on a GPU" <<<"$out"; } || { ((rc == 0)) && grep -q "^verdict: passed" <<<"$out"; }; then
   passed=$((passed+1)); else echo "FAIL: run --allow-suspicious: exit $rc"; echo "$out" | head; fail=$((fail+1)); fi
