@@ -160,6 +160,18 @@ TEST(BenchStore, RoundTripsCellsAndRoundsAndRefusesOtherSchemas) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(BenchReport, FastPAboveZeroIsNotTimedWhereVerifiedKernelsWereNotTimed) {
+  // Verified, but with time = false: no speedups. p = 0 is the verified rate; above it "not timed", never 0%.
+  std::vector<CellRow> cells = {cell("m/A", 0, "m", "A", false)};
+  std::vector<RoundRow> rounds = {round("m/A", 1, 1, true), round("m/A", 2, 1, false)};
+  std::string md = render_markdown(compute_metrics(cells, rounds, "x", 2));
+  EXPECT_NE(md.find("| m | 50% (1/2) | not timed | not timed |"), std::string::npos) << md;
+  // Timed, none verified: 0% is the truth there.
+  std::vector<RoundRow> none = {round("m/A", 1, 1, false), round("m/A", 2, 1, false)};
+  std::string md0 = render_markdown(compute_metrics(cells, none, "x", 2));
+  EXPECT_EQ(md0.find("not timed"), std::string::npos) << md0;
+}
+
 TEST(BenchReport, HtmlHoldsEveryChartAndEscapesNames) {
   auto [cells, rounds] = sample_bench();
   for (auto& c : cells) c.model = "<b>m</b>";

@@ -73,7 +73,11 @@ std::string render_markdown(const BenchMetrics& m) {
     o += "\n";
     for (auto& a : m.arms) {
       o += fmt::format("| {} |", md_cell(a.label));
-      for (auto& f : base ? a.fast_library : a.fast_nvcc) o += fmt::format(" {} |", a.gpu_ran ? pct(f.rate) : "not run");
+      // Above p = 0 a rate needs times: where kernels were verified but none was timed
+      // (time = false) it is "not timed", not 0%.
+      bool untimed = a.verified.hits > 0 && (base ? a.timed_library : a.timed_nvcc) == 0;
+      for (auto& f : base ? a.fast_library : a.fast_nvcc)
+        o += fmt::format(" {} |", !a.gpu_ran ? "not run" : f.p > 0 && untimed ? "not timed" : pct(f.rate));
       o += "\n";
     }
   }
