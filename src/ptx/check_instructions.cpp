@@ -131,15 +131,23 @@ void check_version_and_target(CheckContext& ctx, const Instruction& ins, const R
   std::vector<IsaRequirement> reqs = requirements_of(ins);
   // The strictest requirement explains itself best.
   if (ctx.facts.version) {
+    // A requirement's version can depend on the target (a feature an older target gained later).
+    auto needed = [&](const IsaRequirement& q) {
+      PtxVersion v = q.ptx;
+      for (auto& have : ctx.facts.targets) v = std::max(v, q.ptx_on(have));
+      return v;
+    };
     const IsaRequirement* worst = nullptr;
     for (auto& q : reqs)
-      if (*ctx.facts.version < q.ptx && (!worst || worst->ptx < q.ptx)) worst = &q;
+      if (*ctx.facts.version < needed(q) && (!worst || needed(*worst) < needed(q))) worst = &q;
     if (worst) {
-      auto& d = ctx.diags.error(ins.loc, fmt::format("'{}' requires PTX ISA .version {} or later (module has {})",
-                                                     worst->what, worst->ptx.str(), ctx.facts.version->str()),
+      PtxVersion v = needed(*worst);
+      std::string on = v == worst->ptx ? "" : fmt::format(" on .target {}", ctx.facts.targets.front().str());
+      auto& d = ctx.diags.error(ins.loc, fmt::format("'{}' requires PTX ISA .version {} or later{} (module has {})",
+                                                     worst->what, v.str(), on, ctx.facts.version->str()),
                                 "needs-version");
       d.length = static_cast<uint32_t>(ins.full_opcode().size());
-      d.hint = fmt::format("raise the header to '.version {}'", worst->ptx.str());
+      d.hint = fmt::format("raise the header to '.version {}'", v.str());
       d.notes.push_back({ctx.facts.version_loc, "version declared here"});
     }
   }

@@ -147,7 +147,7 @@ bool extra_requirements(const Instruction& ins, const IsaFamily& f, const Family
   if ((f.name == "min" || f.name == "max") && ins.operands.size() == 4) {
     if (!out) return true;
     any = true;
-    out->push_back({{8, 8}, Target{100, 0}, {Target{100, 0}}, std::string(f.name) + " with three inputs"});
+    out->push_back({{8, 8}, Target{100, 0}, {Target{100, 0}}, {std::nullopt}, std::string(f.name) + " with three inputs"});
   }
   for (const IsaOverride* o : rules.overrides) {
     for (size_t i = consumed; i < ins.mods.size(); ++i)
@@ -156,7 +156,7 @@ bool extra_requirements(const Instruction& ins, const IsaFamily& f, const Family
         any = true;
         auto targets = parse_target_list(o->min_target);
         // Name the instruction as written ("fence.proxy.async.shared::cta"), not family+modifier.
-        out->push_back({o->min_ptx, targets.front(), targets, ins.full_opcode()});
+        out->push_back({o->min_ptx, targets.front(), targets, parse_target_versions(o->min_target), ins.full_opcode()});
         break;
       }
   }
@@ -170,7 +170,8 @@ std::vector<IsaRequirement> requirements_of(const Instruction& ins) {
   const IsaFamily* f = find_family(ins.opcode, ins.mods, &consumed);
   if (!f) return reqs;
   const FamilyRules& rules = rules_of(*f);
-  reqs.push_back({f->min_ptx, rules.min_targets.front(), rules.min_targets, std::string(f->name)});
+  reqs.push_back({f->min_ptx, rules.min_targets.front(), rules.min_targets, parse_target_versions(f->min_target),
+                  std::string(f->name)});
   extra_requirements(ins, *f, rules, consumed, &reqs);
   return reqs;
 }
@@ -191,11 +192,35 @@ bool meets_requirements(const Instruction& ins, const IsaFamily& f, size_t consu
 std::vector<Target> parse_target_list(std::string_view s) {
   std::vector<Target> out;
   for (auto part : split(s, '|')) {
-    auto t = Target::parse(part);
+    auto t = Target::parse(part.substr(0, part.find('@')));
     assert(t && "the ISA table names a target that does not parse");
     out.push_back(*t);
   }
   return out;
+}
+
+std::vector<std::optional<PtxVersion>> parse_target_versions(std::string_view s) {
+  std::vector<std::optional<PtxVersion>> out;
+  for (auto part : split(s, '|')) {
+    size_t at = part.find('@');
+    std::optional<PtxVersion> v;
+    if (at != std::string_view::npos) {
+      v = PtxVersion::parse(part.substr(at + 1));
+      assert(v && "the ISA table names a version that does not parse");
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+PtxVersion IsaRequirement::ptx_on(const Target& have) const {
+  std::optional<PtxVersion> best;
+  for (size_t i = 0; i < any_of.size(); ++i) {
+    if (!satisfies(have, any_of[i])) continue;
+    PtxVersion v = i < any_of_ptx.size() && any_of_ptx[i] ? std::max(ptx, *any_of_ptx[i]) : ptx;
+    if (!best || v < *best) best = v;
+  }
+  return best ? *best : ptx;
 }
 
 bool IsaRequirement::met_by(const Target& have) const {

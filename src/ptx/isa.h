@@ -74,12 +74,19 @@ struct IsaRequirement {
   PtxVersion ptx;
   Target target;               // the first (lowest) target that provides it
   std::vector<Target> any_of;  // every alternative: "sm_100f|sm_120f" in the table
+  // Per alternative, a later version it needs than `ptx` ("sm_90|sm_89@8.1": sm_89 gained the
+  // feature in PTX 8.1, sm_90 had it since `ptx`); nullopt: `ptx`.
+  std::vector<std::optional<PtxVersion>> any_of_ptx;
   std::string what;            // "wgmma.mma_async", "add.bf16"
   bool met_by(const Target& have) const;
+  // The version needed on `have`: the lowest over the alternatives it satisfies (`ptx` if none).
+  PtxVersion ptx_on(const Target& have) const;
   std::string targets_text() const;  // "sm_100f or sm_120f"
 };
-// "sm_100f|sm_120f" -> {sm_100f, sm_120f}; the table's min_target strings.
+// "sm_100f|sm_120f" -> {sm_100f, sm_120f}; the table's min_target strings. An alternative may
+// carry the version it needs when later than the row's: "sm_90|sm_89@8.1".
 std::vector<Target> parse_target_list(std::string_view s);
+std::vector<std::optional<PtxVersion>> parse_target_versions(std::string_view s);
 std::vector<IsaRequirement> requirements_of(const Instruction& ins);
 // Whether `ins`, of family `f` (the first `consumed` modifiers belong to the family name),
 // needs nothing that `version` and every one of `targets` lack. This is the cheap test made

@@ -17,16 +17,18 @@ struct Row {
   std::string what, example;
   PtxVersion ptx;
   Target target;
+  std::string targets;  // the row's min_target as written: "sm_90|sm_89@8.1"
 };
 
 std::vector<Row> rows() {
   std::vector<Row> out;
   for (auto& f : isa_families())
-    if (!f.example.empty()) out.push_back({std::string(f.name), std::string(f.example), f.min_ptx, parse_target_list(f.min_target).front()});
+    if (!f.example.empty()) out.push_back({std::string(f.name), std::string(f.example), f.min_ptx, parse_target_list(f.min_target).front(),
+                                                   std::string(f.min_target)});
   for (auto& o : isa_overrides())
     if (!o.example.empty())
       out.push_back({std::string(o.family) + std::string(o.modifier), std::string(o.example), o.min_ptx,
-                     parse_target_list(o.min_target).front()});
+                     parse_target_list(o.min_target).front(), std::string(o.min_target)});
   return out;
 }
 
@@ -102,9 +104,45 @@ TEST(IsaAgreement, EveryExampleAgreesWithPtxas) {
       if (auto lt = lower_target(r.target)) {
         PtxVersion lv = std::max(v, *min_version_for(*lt));
         auto [ok_low, low_text] = run(lv, *lt, lt->str());
+        // A lower target that is an alternative of its own, at a later version: below that
+        // version the reason is the version.
+        auto alts = parse_target_list(r.targets);
+        auto alt_versions = parse_target_versions(r.targets);
+        std::string want = "needs-target";
+        for (size_t i = 0; i < alts.size(); ++i)
+          if (alts[i] == *lt && alt_versions[i] && lv < *alt_versions[i]) want = "needs-version";
         if (ok_low) disagreements.push_back(fmt::format("{}: ptxas accepts .target {}, table says {}", r.what, lt->str(), r.target.str()));
-        else if (!ours_has(low_text, "needs-target"))
-          disagreements.push_back(fmt::format("{}: ptxas rejects .target {} but we do not say needs-target", r.what, lt->str()));
+        else if (!ours_has(low_text, want))
+          disagreements.push_back(fmt::format("{}: ptxas rejects .target {} but we do not say {}", r.what, lt->str(), want));
+      }
+    }
+  }
+  // Alternatives with a version of their own ("sm_89@8.1"): both accept at that version and
+  // reject one version below.
+  for (const Row& r : rows()) {
+    auto alts = parse_target_list(r.targets);
+    auto alt_versions = parse_target_versions(r.targets);
+    for (size_t i = 0; i < alts.size(); ++i) {
+      if (!alt_versions[i]) continue;
+      Target t = alts[i];
+      auto at = [&](PtxVersion v) {
+        std::string text = module_for(r, v, t);
+        toolchain::AssembleOptions o;
+        o.arch = t.str();
+        auto a = toolchain::assemble(text, o);
+        return std::pair{a.ok() && a->ok, text};
+      };
+      ++checked;
+      auto [ok, text] = at(*alt_versions[i]);
+      if (!ok) disagreements.push_back(fmt::format("{}: ptxas rejects .target {} at .version {}", r.what, t.str(), alt_versions[i]->str()));
+      if (check_source(text, ValidateOptions{false}).diags.has_errors())
+        disagreements.push_back(fmt::format("{}: we reject .target {} at .version {}", r.what, t.str(), alt_versions[i]->str()));
+      if (auto pv = previous(*alt_versions[i])) {
+        auto [ok_low, low_text] = at(*pv);
+        if (ok_low) disagreements.push_back(fmt::format("{}: ptxas accepts .target {} at .version {}", r.what, t.str(), pv->str()));
+        else if (!ours_has(low_text, "needs-version"))
+          disagreements.push_back(fmt::format("{}: ptxas rejects .target {} at .version {} but we do not say needs-version",
+                                              r.what, t.str(), pv->str()));
       }
     }
   }

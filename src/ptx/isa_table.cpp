@@ -243,8 +243,9 @@ static const std::vector<IsaOverride> kOverrides = {
   {"tanh", ".bf16", {7,8}, "sm_90", "tanh.approx.bf16 %h1, %h2;"},
   {"cvt", ".bf16", {7,0}, "sm_80", "cvt.rn.bf16.f32 %h1, %f1;"},
   {"cvt", ".tf32", {7,0}, "sm_80", "cvt.rna.tf32.f32 %r1, %f1;"},
-  {"cvt", ".e4m3x2", {7,8}, "sm_90", "cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2;"},
-  {"cvt", ".e5m2x2", {7,8}, "sm_90", "cvt.rn.satfinite.e5m2x2.f32 %h1, %f1, %f2;"},
+  // sm_90 since PTX 7.8, sm_89 since PTX 8.1 (ptxas 13.0: "... on sm_89 requires PTX ISA .version 8.1").
+  {"cvt", ".e4m3x2", {7,8}, "sm_90|sm_89@8.1", "cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2;"},
+  {"cvt", ".e5m2x2", {7,8}, "sm_90|sm_89@8.1", "cvt.rn.satfinite.e5m2x2.f32 %h1, %f1, %f2;"},
   {"cvt", ".e2m1x2", {8,6}, "sm_100f|sm_120f", "cvt.rn.satfinite.e2m1x2.f32 %c1, %f1, %f2;"},
   {"cvt", ".ue8m0x2", {8,6}, "sm_100f|sm_120f", "cvt.rz.satfinite.ue8m0x2.f32 %h1, %f1, %f2;"},
   {"ld", ".nc", {3,1}, "sm_32", "ld.global.nc.u32 %r1, [%rd1];"},

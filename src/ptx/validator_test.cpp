@@ -197,6 +197,20 @@ TEST(Validator, NeedsVersionAndTargetSayWhatWouldWork) {
   EXPECT_THAT(ids(kernel("add.bf16 %h1, %h2, %h3;", "sm_80", "8.0"), false), ElementsAre("needs-target"));
 }
 
+// fp8 cvt: sm_90 since PTX 7.8, sm_89 only since PTX 8.1 (as ptxas 13.0 has it): the version
+// a feature needs can depend on the target.
+TEST(Validator, AVersionThatDependsOnTheTarget) {
+  const std::string cvt = "cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2;";
+  EXPECT_THAT(ids(kernel(cvt, "sm_90", "7.8"), false), IsEmpty());
+  EXPECT_THAT(ids(kernel(cvt, "sm_89", "8.1"), false), IsEmpty()) << "no false alarm on sm_89 with PTX 8.1";
+  EXPECT_THAT(ids(kernel(cvt, "sm_89", "8.0"), false), ElementsAre("needs-version"));
+  auto r = check(kernel(cvt, "sm_89", "8.0"));
+  ASSERT_FALSE(r.diags.list().empty());
+  EXPECT_NE(r.diags.list()[0].message.find("requires PTX ISA .version 8.1 or later on .target sm_89 (module has 8.0)"),
+            std::string::npos) << r.diags.list()[0].message;
+  EXPECT_THAT(ids(kernel(cvt, "sm_86", "8.1"), false), ElementsAre("needs-target"));
+}
+
 TEST(Validator, FamilyTargetsAndAlternatives) {
   // Confirmed with ptxas: e2m1x2 conversion is on the sm_100 and sm_120 families, not sm_100 or sm_110f.
   std::string cvt = ".reg .b8 %c<2>;\nmov.f32 %f1, 0f00000000;\nmov.f32 %f2, 0f00000000;\n"
