@@ -8,6 +8,7 @@
 // to ptxas, since a false alarm costs more than a miss.
 //   missing-modifier   a modifier this form needs is absent
 //   illegal-modifier   a modifier the family knows, but not in this combination
+#include <algorithm>
 #include <array>
 
 #include <fmt/format.h>
@@ -107,6 +108,19 @@ void insert_after_opcode(Diagnostic& d, const Instruction& ins, std::string_view
 //   takes an optional float rounding on f16<->bf16 and on bf16 -> f32/f64.
 void check_cvt(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
   std::string_view to = r.type, from = r.src_type;
+  // Conversions to packed fp8/fp6/fp4 saturate by definition: ptxas requires .satfinite
+  // ("'.satfinite' modifier required ... with destination type '.e4m3x2'", checked for each).
+  static constexpr std::string_view kSaturating[] = {".e4m3x2", ".e5m2x2", ".e2m1x2", ".e2m3x2", ".e3m2x2",
+                                                      ".e4m3x4", ".e5m2x4", ".e2m1x4", ".e2m3x4", ".e3m2x4"};
+  if (std::find(std::begin(kSaturating), std::end(kSaturating), to) != std::end(kSaturating)) {
+    if (!ins.has_mod(".satfinite")) {
+      auto& d = report(ctx, ins, fmt::format("'{}': a conversion to {} needs .satfinite (out-of-range values become "
+                                             "the largest finite value)", ins.full_opcode(), to),
+                       "missing-modifier");
+      d.hint = fmt::format("write cvt{}.satfinite{}{}", ins.has_mod(".rs") ? ".rs" : ".rn", to, from);
+    }
+    return;
+  }
   bool int_to = is_plain_int(to), int_from = is_plain_int(from);
   bool float_to = is_plain_float(to), float_from = is_plain_float(from);
   if (!(int_to || float_to) || !(int_from || float_from)) return;

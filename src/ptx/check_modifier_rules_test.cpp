@@ -32,6 +32,18 @@ TEST(ModifierRules, FloatToIntNeedsIntegerRounding) {
   EXPECT_THAT(ids(kernel("cvt.rzi.s32.f32 %r1, %f1;")), IsEmpty());
 }
 
+TEST(ModifierRules, ConversionsToFp8AndNarrowerNeedSatfinite) {
+  EXPECT_THAT(ids(kernel("cvt.rn.e4m3x2.f32 %h1, %f1, %f2;", "sm_90", "7.8")), ElementsAre("missing-modifier"));
+  EXPECT_THAT(ids(kernel("cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2;", "sm_90", "7.8")), IsEmpty());
+  EXPECT_THAT(ids(kernel("cvt.rn.relu.satfinite.e5m2x2.f32 %h1, %f1, %f2;", "sm_90", "7.8")), IsEmpty());
+  EXPECT_THAT(ids(kernel("cvt.rn.e5m2x2.f16x2 %h1, %r1;", "sm_90", "7.8")), ElementsAre("missing-modifier"));
+  EXPECT_THAT(ids(kernel("cvt.rn.f16x2.e4m3x2 %r1, %h1;", "sm_90", "7.8")), IsEmpty()) << "from fp8: nothing to saturate";
+  EXPECT_THAT(ids(kernel("cvt.rz.ue8m0x2.f32 %h1, %f1, %f2;", "sm_100a", "8.6")), IsEmpty()) << ".satfinite is optional there";
+  auto r = check(kernel("cvt.rn.e4m3x2.f32 %h1, %f1, %f2;", "sm_90", "7.8"));
+  ASSERT_FALSE(r.diags.list().empty());
+  EXPECT_EQ(r.diags.list()[0].hint, "write cvt.rn.satfinite.e4m3x2.f32");
+}
+
 TEST(ModifierRules, NarrowingAndWideningFloatConversions) {
   EXPECT_THAT(ids(kernel("cvt.f32.f64 %f1, %fd1;")), ElementsAre("missing-modifier"));
   EXPECT_THAT(ids(kernel("cvt.rn.f64.f32 %fd1, %f1;")), ElementsAre("illegal-modifier"));
