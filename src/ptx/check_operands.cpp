@@ -428,8 +428,24 @@ struct OperandChecker {
 
 }  // namespace
 
+// wgmma.mma_async: only .f16/.bf16 inputs take the two transpose operands; with .tf32, .e4m3 or
+// .e5m2 the operands are d, a, b, scale-d, imm-scale-a, imm-scale-b (ptxas 13.0: "Arguments
+// mismatch for instruction 'wgmma.mma_async with FP8 types'", and the same for tf32).
+void check_wgmma_operands(CheckContext& ctx, const Instruction& ins) {
+  bool untransposable = false;
+  for (auto& m : ins.mods) untransposable = untransposable || m == ".tf32" || m == ".e4m3" || m == ".e5m2";
+  if (!untransposable || ins.operands.size() != 8) return;
+  std::string opname = ins.full_opcode();
+  auto& d = ctx.diags.error(ins.loc, fmt::format("'{}' takes 6 operands (d, a, b, scale-d, imm-scale-a, imm-scale-b), "
+                                                 "found 8: only .f16 and .bf16 inputs take the transpose operands", opname),
+                            "operand-count");
+  d.length = static_cast<uint32_t>(opname.size());
+  d.hint = "drop the last two operands; tf32 and fp8 operands in shared memory must be K-major";
+}
+
 void check_operands(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
   const IsaFamily& f = *r.family;
+  if (f.name == "wgmma.mma_async") check_wgmma_operands(ctx, ins);
   if (f.operands == "*") return;
   const auto& forms = operand_forms(f);
   const std::vector<std::string_view>* form = nullptr;

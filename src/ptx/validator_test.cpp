@@ -175,6 +175,21 @@ TEST(Validator, MatrixFragmentsHaveTheirShapesRegisterCount) {
   EXPECT_THAT(ids(kernel(regs + "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%a1, %a2, %a3, %a4, %a5, %a6, "
                                 "%a7, %a8}, %rd1, %rd2, 1, 1, 1, 0, 0;"), false),
               IsEmpty());
+  // tf32 and fp8 have no transpose operands (ptxas: "Arguments mismatch"); 6 operands pass.
+  const std::string d8 = "{%a1, %a2, %a3, %a4, %a5, %a6, %a7, %a8}";
+  for (const char* types : {".f32.e4m3.e4m3", ".f32.e5m2.e4m3"}) {
+    EXPECT_THAT(ids(kernel(regs + "wgmma.mma_async.sync.aligned.m64n16k32" + types + " " + d8 + ", %rd1, %rd2, 1, 1, 1, 0, 0;"),
+                    false),
+                ElementsAre("operand-count")) << types;
+    EXPECT_THAT(ids(kernel(regs + "wgmma.mma_async.sync.aligned.m64n16k32" + types + " " + d8 + ", %rd1, %rd2, 1, 1, 1;"), false),
+                IsEmpty()) << types;
+  }
+  EXPECT_THAT(ids(kernel(regs + "wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 " + d8 + ", %rd1, %rd2, 1, 1, 1, 0, 0;"),
+                  false),
+              ElementsAre("operand-count"));
+  EXPECT_THAT(ids(kernel(regs + "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 " + d8 + ", %rd1, %rd2, 1, 1, 1, 0, 1;"),
+                  false),
+              IsEmpty());
 }
 
 TEST(Validator, LdmatrixAndStmatrixRegisterCounts) {
