@@ -432,6 +432,20 @@ struct OperandChecker {
 // .e5m2 the operands are d, a, b, scale-d, imm-scale-a, imm-scale-b (ptxas 13.0: "Arguments
 // mismatch for instruction 'wgmma.mma_async with FP8 types'", and the same for tf32).
 void check_wgmma_operands(CheckContext& ctx, const Instruction& ins) {
+  // .bf16 and .tf32 inputs accumulate in .f32 only (ptxas: "Unexpected instruction types").
+  for (size_t i = 0; i + 2 < ins.mods.size(); ++i) {
+    if (!starts_with(ins.mods[i], ".m64n")) continue;
+    std::string_view dtype = ins.mods[i + 1], atype = ins.mods[i + 2];
+    if (dtype == ".f16" && (atype == ".bf16" || atype == ".tf32")) {
+      std::string opname = ins.full_opcode();
+      auto& d = ctx.diags.error(ins.loc, fmt::format("'{}': {} inputs accumulate in .f32 only", opname, atype),
+                                "illegal-modifier");
+      d.length = static_cast<uint32_t>(opname.size());
+      d.hint = "write .f32 after the shape, with N/2 .f32 accumulator registers for m64nN";
+      return;
+    }
+    break;
+  }
   bool untransposable = false;
   for (auto& m : ins.mods) untransposable = untransposable || m == ".tf32" || m == ".e4m3" || m == ".e5m2";
   if (!untransposable || ins.operands.size() != 8) return;

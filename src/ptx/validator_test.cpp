@@ -190,6 +190,18 @@ TEST(Validator, MatrixFragmentsHaveTheirShapesRegisterCount) {
   EXPECT_THAT(ids(kernel(regs + "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 " + d8 + ", %rd1, %rd2, 1, 1, 1, 0, 1;"),
                   false),
               IsEmpty());
+  // bf16 and tf32 accumulate in f32 only; f16 and fp8 may accumulate in f16.
+  const std::string d4 = "{%m11, %m12, %m13, %m14}";
+  EXPECT_THAT(ids(kernel(regs + "wgmma.mma_async.sync.aligned.m64n16k16.f16.bf16.bf16 " + d4 + ", %rd1, %rd2, 1, 1, 1, 0, 0;"),
+                  false),
+              ElementsAre("illegal-modifier"));
+  EXPECT_THAT(ids(kernel(regs + "wgmma.mma_async.sync.aligned.m64n16k8.f16.tf32.tf32 " + d4 + ", %rd1, %rd2, 1, 1, 1;"), false),
+              ElementsAre("illegal-modifier"));
+  EXPECT_THAT(ids(kernel(regs + "wgmma.mma_async.sync.aligned.m64n16k16.f16.f16.f16 " + d4 + ", %rd1, %rd2, 1, 1, 1, 0, 0;"),
+                  false),
+              IsEmpty());
+  EXPECT_THAT(ids(kernel(regs + "wgmma.mma_async.sync.aligned.m64n16k32.f16.e4m3.e4m3 " + d4 + ", %rd1, %rd2, 1, 1, 1;"), false),
+              IsEmpty());
 }
 
 TEST(Validator, LdmatrixAndStmatrixRegisterCounts) {
