@@ -48,6 +48,7 @@ enum RuleBits : uint16_t {
   kSyncAligned = 1 << 6,  // mma ldmatrix stmatrix movmatrix wgmma.fence/commit_group/wait_group
   kSyncForm = 1 << 7,     // shfl, vote: the .sync forms on sm_70+
   kAtomic = 1 << 8,       // atom, red
+  kClusterBarrier = 1 << 9,  // barrier.cluster: arrive releases, wait acquires
 };
 
 uint16_t rule_bits(std::string_view fam) {
@@ -67,6 +68,7 @@ uint16_t rule_bits(std::string_view fam) {
     b |= kSyncAligned;
   if (in({"shfl", "vote"})) b |= kSyncForm;
   if (in({"atom", "red"})) b |= kAtomic;
+  if (fam == "barrier.cluster") b |= kClusterBarrier;
   return b;
 }
 
@@ -464,6 +466,25 @@ void check_atomic_op_type(CheckContext& ctx, const Instruction& ins, const Resol
   }
 }
 
+// barrier.cluster: .arrive takes .release or .relaxed, .wait takes .acquire only (ptxas 13.0:
+// "Illegal modifier '.acquire' for instruction 'barrier.cluster.arrive'", and '.release' or
+// '.relaxed' for '.wait').
+void check_cluster_barrier(CheckContext& ctx, const Instruction& ins) {
+  bool arrive = ins.has_mod(".arrive"), wait = ins.has_mod(".wait");
+  if (arrive == wait) return;  // neither or both: the form is another rule's concern
+  for (std::string_view sem : {".acquire", ".release", ".relaxed"}) {
+    if (!ins.has_mod(sem)) continue;
+    bool allowed = arrive ? sem != ".acquire" : sem == ".acquire";
+    if (allowed) continue;
+    auto& d = report(ctx, ins, fmt::format("'{}': barrier.cluster.{} does not take '{}'", ins.full_opcode(),
+                                           arrive ? "arrive" : "wait", sem),
+                     "illegal-modifier");
+    d.hint = arrive ? "arrive takes .release (the default) or .relaxed; the acquire side is barrier.cluster.wait.acquire"
+                    : "wait takes .acquire (the default) only; the release side is barrier.cluster.arrive.release";
+    return;
+  }
+}
+
 }  // namespace
 
 void check_modifier_rules(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
@@ -477,6 +498,7 @@ void check_modifier_rules(CheckContext& ctx, const Instruction& ins, const Resol
   if (rules & kSyncAligned) check_sync_aligned(ctx, ins, r);
   if (rules & kSyncForm) check_needs_sync_form(ctx, ins, r);
   if (rules & kAtomic) check_atomic_op_type(ctx, ins, r);
+  if (rules & kClusterBarrier) check_cluster_barrier(ctx, ins);
 }
 
 }  // namespace ptxforge::ptx

@@ -44,6 +44,21 @@ TEST(ModifierRules, ConversionsToFp8AndNarrowerNeedSatfinite) {
   EXPECT_EQ(r.diags.list()[0].hint, "write cvt.rn.satfinite.e4m3x2.f32");
 }
 
+TEST(ModifierRules, ClusterBarrierArriveReleasesAndWaitAcquires) {
+  for (const char* ok : {"barrier.cluster.arrive;", "barrier.cluster.arrive.release;", "barrier.cluster.arrive.relaxed.aligned;",
+                         "barrier.cluster.wait;", "barrier.cluster.wait.acquire;", "barrier.cluster.wait.acquire.aligned;"})
+    EXPECT_THAT(ids(kernel(ok, "sm_90", "8.0")), IsEmpty()) << ok;
+  for (const char* bad : {"barrier.cluster.arrive.acquire;", "barrier.cluster.wait.release;", "barrier.cluster.wait.relaxed;"})
+    EXPECT_THAT(ids(kernel(bad, "sm_90", "8.0")), ElementsAre("illegal-modifier")) << bad;
+}
+
+TEST(ModifierRules, ElectWritesAPair) {
+  EXPECT_THAT(ids(kernel("elect.sync %r1|%p1, 0xffffffff;", "sm_90", "8.0")), IsEmpty());
+  EXPECT_THAT(ids(kernel("elect.sync _|%p1, 0xffffffff;", "sm_90", "8.0")), IsEmpty());
+  EXPECT_THAT(ids(kernel("elect.sync %r1, 0xffffffff;", "sm_90", "8.0")), ElementsAre("operand-kind"));
+  EXPECT_THAT(ids(kernel("elect.sync %p1, 0xffffffff;", "sm_90", "8.0")), ElementsAre("operand-kind"));
+}
+
 TEST(ModifierRules, NarrowingAndWideningFloatConversions) {
   EXPECT_THAT(ids(kernel("cvt.f32.f64 %f1, %fd1;")), ElementsAre("missing-modifier"));
   EXPECT_THAT(ids(kernel("cvt.rn.f64.f32 %fd1, %f1;")), ElementsAre("illegal-modifier"));

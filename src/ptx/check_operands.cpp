@@ -460,6 +460,19 @@ void check_wgmma_operands(CheckContext& ctx, const Instruction& ins) {
 void check_operands(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
   const IsaFamily& f = *r.family;
   if (f.name == "wgmma.mma_async") check_wgmma_operands(ctx, ins);
+  // elect.sync d|p, membermask: the destination is a pair, the predicate is not optional
+  // (ptxas: "Predicate output expected for instruction 'elect'").
+  if (f.name == "elect.sync" && !ins.operands.empty()) {
+    const Operand& o = ins.operands[0];
+    if (!(o.kind == Operand::Kind::expr && o.expr.kind == Expr::Kind::binary && o.expr.text == "|")) {
+      std::string opname = ins.full_opcode();
+      auto& d = ctx.diags.error(o.loc, fmt::format("'{}' writes a pair 'd|p': the elected lane's index and a predicate "
+                                                   "true in that lane", opname),
+                                "operand-kind");
+      d.hint = "write elect.sync %r_lane|%p_leader, 0xffffffff; (or _|%p_leader without the index)";
+      return;
+    }
+  }
   if (f.operands == "*") return;
   const auto& forms = operand_forms(f);
   const std::vector<std::string_view>* form = nullptr;
