@@ -52,6 +52,17 @@ TEST(ModifierRules, ClusterBarrierArriveReleasesAndWaitAcquires) {
     EXPECT_THAT(ids(kernel(bad, "sm_90", "8.0")), ElementsAre("illegal-modifier")) << bad;
 }
 
+TEST(ModifierRules, PackedConversionResultsNeedARegisterOfTheirWidth) {
+  // %h: .b16, %r: .b32, %rd: .b64 (each verdict as ptxas 13.0 gives it).
+  EXPECT_THAT(ids(kernel("cvt.rn.f16x2.f32 %h1, %f1, %f2;", "sm_90", "8.0")), ElementsAre("operand-type"));
+  EXPECT_THAT(ids(kernel("cvt.rn.bf16x2.f32 %h1, %f1, %f2;", "sm_90", "8.0")), ElementsAre("operand-type"));
+  EXPECT_THAT(ids(kernel("cvt.rn.f16x2.f32 %r1, %f1, %f2;", "sm_90", "8.0")), IsEmpty());
+  EXPECT_THAT(ids(kernel("cvt.rn.f16x2.f32 %rd1, %f1, %f2;", "sm_90", "8.0")), IsEmpty()) << "wider is allowed";
+  EXPECT_THAT(ids(kernel("cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2;", "sm_90", "8.0")), IsEmpty());
+  EXPECT_THAT(ids(kernel("cvt.rn.satfinite.e4m3x2.f32 %r1, %f1, %f2;", "sm_90", "8.0")), ElementsAre("operand-type"));
+  EXPECT_THAT(ids(kernel("cvt.rn.satfinite.e5m2x2.f32 %rd1, %f1, %f2;", "sm_90", "8.0")), ElementsAre("operand-type"));
+}
+
 TEST(ModifierRules, ElectWritesAPair) {
   EXPECT_THAT(ids(kernel("elect.sync %r1|%p1, 0xffffffff;", "sm_90", "8.0")), IsEmpty());
   EXPECT_THAT(ids(kernel("elect.sync _|%p1, 0xffffffff;", "sm_90", "8.0")), IsEmpty());

@@ -583,7 +583,21 @@ void check_operands(CheckContext& ctx, const Instruction& ins, const Resolved& r
           if (type.empty()) break;
           kind = 'w';
         }
-        if (f.name == "cvt" && k == 'd' && r.type.size() > 3 && ends_with(r.type, "x2")) break;  // packed results
+        if (f.name == "cvt" && k == 'd' && r.type.size() > 3 && ends_with(r.type, "x2")) {
+          // Packed results: .f16x2/.bf16x2 need a register of 32 bits or more, an fp8 pair
+          // exactly 16 (ptxas 13.0: "Arguments mismatch for instruction 'cvt'" otherwise).
+          int need = r.type == ".f16x2" || r.type == ".bf16x2" ? 32 : r.type == ".e4m3x2" || r.type == ".e5m2x2" ? 16 : 0;
+          const SymbolInfo* s = need && o.kind == Operand::Kind::expr ? c.reg_of(o) : nullptr;
+          int have = s ? static_cast<int>(type_bits(s->type)) : 0;
+          if (s && (need == 32 ? have < 32 : have != 16)) {
+            auto& d = ctx.diags.error(o.loc, fmt::format("operand {} '{}' is {}, but '{}' writes {} bits{}", pos, o.expr.text,
+                                                         s->type, opname, need, need == 32 ? "" : " (a .b16 register)"),
+                                      "operand-type");
+            d.length = static_cast<uint32_t>(o.expr.text.size());
+            d.notes.push_back({s->loc, "declared here"});
+          }
+          break;
+        }
         bool data_operand = relaxed && (k == 'd' || (f.name == "st" && i == 1) || k == 's');
         c.check_vector_or_scalar(o, type, kind, data_operand, pos);
         break;
