@@ -8,6 +8,7 @@
 #include "agent/session.h"
 #include "agent/session_layout.h"
 #include "data/dataset.h"
+#include "data/pairs.h"
 #include "util/text.h"
 
 namespace ptxforge::data {
@@ -20,27 +21,6 @@ namespace {
 // A round that counts as done: verified on a GPU, or assembled where verify could not run
 // (it may well be right; nothing here says it failed).
 bool succeeded(const agent::RoundSummary& r) { return r.passed || (r.no_gpu && r.assembled); }
-
-// Whitespace-insensitive text, so a repair that only re-indents the failed kernel is no repair.
-std::string normalised(std::string_view text) {
-  std::string out;
-  for (auto line : split(text, '\n')) {
-    auto t = trim(line);
-    if (t.empty()) continue;
-    bool space = false;
-    for (char c : t) {
-      if (c == ' ' || c == '\t') {
-        space = true;
-        continue;
-      }
-      if (space && !out.empty() && out.back() != '\n') out += ' ';
-      space = false;
-      out += c;
-    }
-    out += '\n';
-  }
-  return out;
-}
 
 bool inside(const std::string& path, const std::string& folder) {
   if (folder.empty()) return false;
@@ -156,7 +136,7 @@ Result<std::vector<std::string>> repair_failures(const std::vector<Failure>& fai
     std::optional<std::string> fixed_ptx;
     if (kept)
       if (auto text = read_file(agent::layout::candidate(agent::layout::round(dir, kept->round), false))) fixed_ptx = *text;
-    if (!kept || !fixed_ptx || normalised(*fixed_ptx) == normalised(f.candidate)) {
+    if (!kept || !fixed_ptx || normalised_ptx_hash(*fixed_ptx) == normalised_ptx_hash(f.candidate)) {
       ++stats.not_repaired;
       log << fmt::format("fixit: {} (sample {}, round {}): not repaired ({})\n", f.session, f.sample, f.round,
                          res->status_text());

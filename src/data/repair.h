@@ -9,7 +9,8 @@
 // run continues. A repair is kept when the loop verified it on a GPU. Where there is no GPU,
 // verification does not run: with `keep_unverified`, a repair that assembles is kept (marked
 // "verified": false) only when the failed kernel did not assemble, since then assembling is
-// the progress; a repair identical to the failed kernel is never kept.
+// the progress; a repair identical to the failed kernel (comments and blanks aside:
+// the same normalised hash as `data pairs`) is never kept.
 #pragma once
 
 #include <optional>
