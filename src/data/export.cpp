@@ -117,7 +117,9 @@ Result<ExportStats> export_chat(const std::vector<std::string>& inputs, const st
       if (j.is_discarded() || !j.is_object()) return Error{fmt::format("{}:{}: not a JSON object", input, line_no)};
       std::string kind = j.value("kind", ""), user, assistant;
       if (kind == "pair") {
-        if (!j.value("assembles", false)) continue;
+        // A module without source (PTX from a library's fatbin) is no source->PTX example; its
+        // mutants are examples through `data mutate`.
+        if (!j.value("assembles", false) || j.value("cuda", "").empty()) continue;
         user = fmt::format("Compile this CUDA C++ to PTX for {} (as nvcc {} would).\n\n```cuda\n{}\n```", j.value("arch", ""),
                            j.value("flags", ""), j.value("cuda", ""));
         assistant = fmt::format("```ptx\n{}```", j.value("ptx", ""));

@@ -120,6 +120,20 @@ std::optional<std::vector<std::string>> nvrtc_options(std::string_view flags) {
 
 }  // namespace
 
+Status label_with_ptxas(Pair& p, int opt_level) {
+  p.kernels = signatures(p.ptx);
+  toolchain::AssembleOptions ao;
+  ao.arch = p.arch;
+  ao.source_name = "unit.ptx";
+  ao.opt_level = opt_level;
+  auto as = toolchain::assemble_with_ptxas(p.ptx, ao);
+  if (!as) return as.error();
+  p.assembles = as->ok;
+  p.resources = as->functions;
+  if (!as->ok) p.ptxas_error = as->diags.list().empty() ? as->log.substr(0, 300) : as->diags.list()[0].message;
+  return ok_status();
+}
+
 Result<std::vector<Pair>> make_pairs(const std::vector<SourceUnit>& units, const PairOptions& o, PairStats& stats) {
   auto nvcc = find_cuda_tool("nvcc");
   bool nvrtc = o.compiler != Compiler::nvcc && toolchain::nvrtc_available().ok();
@@ -198,19 +212,9 @@ Result<std::vector<Pair>> make_pairs(const std::vector<SourceUnit>& units, const
         p.compiler = compiler;
         p.cuda = u.text;
         p.ptx = std::move(*text);
-        p.kernels = signatures(p.ptx);
-        toolchain::AssembleOptions ao;
-        ao.arch = arch;
-        ao.source_name = "unit.ptx";
-        if (flags.find("-G") != std::string::npos) ao.opt_level = 0;  // ptxas assembles -G modules only at -O0
-        auto as = toolchain::assemble_with_ptxas(p.ptx, ao);
-        if (!as) return as.error();
-        p.assembles = as->ok;
-        p.resources = as->functions;
-        if (!as->ok) {
-          ++stats.not_assembled;
-          p.ptxas_error = as->diags.list().empty() ? as->log.substr(0, 300) : as->diags.list()[0].message;
-        }
+        // ptxas assembles -G modules only at -O0.
+        if (auto st = label_with_ptxas(p, flags.find("-G") != std::string::npos ? 0 : 3); !st) return st.error();
+        if (!p.assembles) ++stats.not_assembled;
         ++stats.compiled;
         out.push_back(std::move(p));
       }

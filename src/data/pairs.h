@@ -61,6 +61,10 @@ struct PairStats {
 // Compiles every unit for every (arch, flags); a duplicate of an earlier PTX is dropped.
 Result<std::vector<Pair>> make_pairs(const std::vector<SourceUnit>& units, const PairOptions& o, PairStats& stats);
 
+// Fills the kernels' signatures and what ptxas makes of p.ptx for p.arch at this -O level
+// (resources, or its first error).
+Status label_with_ptxas(Pair& p, int opt_level = 3);
+
 std::string pair_json(const Pair& p);  // one JSONL line
 
 }  // namespace ptxforge::data

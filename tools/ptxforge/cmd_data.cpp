@@ -6,12 +6,14 @@
 //   data export INPUT.jsonl... --out DIR                       chat JSONL, splits, card.md
 // Deterministic given --seed. Exit 0 on success, 2 on usage or environment errors.
 #include <iostream>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "cli_parse.h"
 #include "data/dataset.h"
 #include "data/generator.h"
+#include "data/library_ptx.h"
 #include "data/pairs.h"
 
 namespace ptxforge::cli {
@@ -48,7 +50,11 @@ int data_pairs(const std::vector<std::string>& args) {
   int generate = 0;
   uint64_t seed = 1;
   std::string out;
+  std::vector<std::string> libraries;
   app.add_option("sources", dirs, "folders of .cu files");
+  app.add_option("--library", libraries,
+                 "also the PTX embedded in these libraries, binaries or fatbins (files, or folders searched for them; "
+                 "needs cuobjdump; repeatable)");
   app.add_option("--generate", generate, "also N kernels from the built-in generator")->check(CLI::Range(0, 100000));
   app.add_option("--seed", seed, "the generator's seed")->capture_default_str();
   app.add_option("--arch", archs, "targets (repeatable)")->capture_default_str();
@@ -65,15 +71,33 @@ int data_pairs(const std::vector<std::string>& args) {
     units.insert(units.end(), u->begin(), u->end());
   }
   for (auto& k : data::generate_kernels(seed, generate)) units.push_back({"gen:" + k.name, "generator", k.family, k.source});
-  if (units.empty()) return fail("pairs", "no sources: give folders of .cu files or --generate N");
+  if (units.empty() && libraries.empty()) return fail("pairs", "no sources: give folders of .cu files, --generate N or --library PATH");
   data::PairOptions po{archs, flags};
   po.compiler = compiler == "nvrtc" ? data::Compiler::nvrtc : compiler == "nvcc" ? data::Compiler::nvcc : data::Compiler::automatic;
   data::PairStats stats;
-  auto pairs = data::make_pairs(units, po, stats);
+  Result<std::vector<data::Pair>> pairs = std::vector<data::Pair>{};
+  if (!units.empty()) pairs = data::make_pairs(units, po, stats);
   if (!pairs) return fail("pairs", pairs.error().message);
   std::vector<std::string> lines;
-  for (auto& p : *pairs) lines.push_back(data::pair_json(p));
-  std::cerr << fmt::format("data pairs: {} sources, {} pairs ({} do not assemble), {} duplicates dropped, {} did not compile; "
+  std::set<std::string> seen;
+  for (auto& p : *pairs) {
+    lines.push_back(data::pair_json(p));
+    seen.insert(p.hash);
+  }
+  if (!libraries.empty()) {
+    auto files = data::library_files(libraries);
+    if (!files) return fail("pairs", files.error().message);
+    data::LibraryStats ls;
+    auto lib = data::library_pairs(*files, seen, ls);
+    if (!lib) return fail("pairs", lib.error().message);
+    for (auto& p : *lib) lines.push_back(data::pair_json(p));
+    std::cerr << fmt::format("data pairs: {} library files searched, {} hold PTX: {} modules ({} do not assemble), "
+                             "{} duplicates dropped\n",
+                             ls.files, ls.files_with_ptx, ls.modules, ls.not_assembled, ls.duplicates);
+    for (size_t i = 0; i < ls.problems.size() && i < 10; ++i) std::cerr << "  " << ls.problems[i] << "\n";
+  }
+  if (!units.empty())
+    std::cerr << fmt::format("data pairs: {} sources, {} pairs ({} do not assemble), {} duplicates dropped, {} did not compile; "
                            "compiled by NVRTC {}, by nvcc {}\n",
                            units.size(), stats.compiled, stats.not_assembled, stats.duplicates, stats.nvcc_failed, stats.by_nvrtc,
                            stats.by_nvcc);
