@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "ptx/check_context.h"
+#include "ptx/isa.h"
 #include "util/text.h"
 
 namespace ptxforge::ptx {
@@ -99,9 +100,34 @@ Diagnostic& report_duplicate(CheckContext& ctx, const std::string& name, SourceL
   d.notes.push_back({earlier.loc, "previous declaration is here"});
   return d;
 }
+// Registers, variables and parameters are declared with the fundamental types; .bf16, .tf32,
+// the fp8/fp6/fp4 types and packed .u16x2/.f32x2 are instruction types only (ptxas: "Type .e4m3
+// may only be used as an instruction type", or a syntax error for .bf16 and .tf32). ptxas
+// drops an unused .shared variable before it looks at the type, so there only the names it
+// cannot even parse are reported.
+void check_declared_type(CheckContext& ctx, const VarDecl& d) {
+  static constexpr std::string_view kDeclarable[] = {".b8",  ".b16", ".b32", ".b64", ".b128", ".u8",  ".u16",  ".u32",
+                                                     ".u64", ".s8",  ".s16", ".s32", ".s64",  ".f16", ".f16x2", ".f32",
+                                                     ".f64", ".pred"};
+  static constexpr std::string_view kUnparsable[] = {".bf16", ".bf16x2", ".tf32", ".e2m1",   ".e2m3", ".e3m2", ".ue8m0",
+                                                     ".ue4m3", ".s2f6x2", ".f8f6f4", ".b1", ".u4",   ".s4"};
+  std::string_view type = d.type;
+  auto in = [&](const auto& list) { return std::find(std::begin(list), std::end(list), type) != std::end(list); };
+  int bits = type_bits(type);
+  if (!in(kUnparsable)) {
+    if (bits == 0 || type_kind(type) == 'o' || in(kDeclarable) || d.space == ".shared") return;
+  }
+  auto& e = ctx.diags.error(d.loc, fmt::format("'{}' is an instruction type only, not a {} type", type,
+                                               d.space == ".reg" ? "register" : d.space == ".param" ? "parameter" : "variable"),
+                            "decl-type");
+  std::string carrier = fmt::format(".b{}", std::max(8, bits));
+  e.hint = bits < 8 ? fmt::format("declare it {} and pack the {}-bit values into it", carrier, bits ? bits : 4)
+                    : fmt::format("declare it {} ({} values live in {} registers and memory)", carrier, type, carrier);
+}
 }  // namespace
 
 void declare(CheckContext& ctx, const VarDecl& d) {
+  check_declared_type(ctx, d);
   bool is_reg = d.space == ".reg";
   bool is_param = d.space == ".param";
   for (auto& n : d.names) {

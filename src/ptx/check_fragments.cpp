@@ -72,35 +72,53 @@ void check_fragment(CheckContext& ctx, const Instruction& ins, size_t index, con
     return;
   }
   // What one register of the fragment holds (confirmed against ptxas: .f16 fragments take
-  // .f16x2 or .b32 registers but not .u32; .f32 accumulators take .f32 or .b32).
+  // .f16x2 or .b32 registers but not .u32 or .f32; .f32 accumulators take .f32 or .b32).
+  // ptxas types a {...} as one value: its registers' common type, or a .b32 when they differ
+  // without mixing integers and floats (that mix is an error of its own). So {%u1, %r2, %r3,
+  // %r4} with %r2 .b32 passes for .bf16, and four .u32 registers do not.
   std::string_view reg_type = register_type_for(type);
-  const Expr* first_bad = nullptr;
-  const SymbolInfo* first_bad_decl = nullptr;
-  size_t bad = 0;
+  const Expr* first = nullptr;
+  const SymbolInfo* first_decl = nullptr;
+  const SymbolInfo *integer = nullptr, *floating = nullptr;
+  bool uniform = true;
   for (auto& e : o.elems) {
     if (e.kind != Operand::Kind::expr || e.expr.kind != Expr::Kind::name) continue;
     const SymbolInfo* s = ctx.scopes.find(e.expr.text);
     if (!s || s->kind != SymbolInfo::Kind::reg) continue;
-    bool ok;
-    if (!reg_type.empty()) {
-      ok = compatible_types(s->type, reg_type);
-    } else {  // tf32, fp8 and other packed inputs: any 32-bit non-float register
-      auto [bits, kind] = type_facts(s->type);
-      ok = bits == 32 && kind != 'f' && kind != 'p';
-    }
-    if (ok) continue;
-    if (!first_bad) first_bad = &e.expr, first_bad_decl = s;
-    ++bad;
+    if (!first) first = &e.expr, first_decl = s;
+    uniform = uniform && s->type == first_decl->type;
+    char k = type_kind(s->type);
+    if ((k == 'u' || k == 's') && !integer) integer = s;
+    if (k == 'f' && !floating) floating = s;
   }
-  if (!first_bad) return;
+  if (!first) return;
+  if (integer && floating) {
+    auto& d = ctx.diags.error(o.loc, fmt::format("the {} fragment of '{}' mixes integer ({}) and float ({}) registers", what,
+                                                 ins.full_opcode(), integer->type, floating->type),
+                              "operand-type");
+    d.length = static_cast<uint32_t>(print(o).size());
+    d.hint = "give the fragment registers of one type (.b32 goes with either)";
+    return;
+  }
+  if (!uniform) return;
+  std::string_view have = first_decl->type;
+  bool ok;
+  if (!reg_type.empty()) {
+    auto [bits, kind] = type_facts(have);
+    ok = compatible_types(have, reg_type) && !(kind == 'f' && type_kind(reg_type) == 'f' && have != reg_type);
+    ok = ok || (bits == 32 && kind == 'b' && type_bits(reg_type) == 32);
+  } else {  // tf32, fp8 and other packed inputs: any 32-bit non-float register
+    auto [bits, kind] = type_facts(have);
+    ok = bits == 32 && kind != 'f' && kind != 'p';
+  }
+  if (ok) return;
   std::string needs = reg_type.empty() ? std::string(".b32 (or 32-bit integer)")
                                       : fmt::format("{} (or .b{})", reg_type, type_bits(reg_type));
-  auto& d = ctx.diags.error(first_bad->loc, fmt::format("'{}' in the {} fragment is {}, but the fragment needs {} "
-                                                        "registers{}", first_bad->text, what, first_bad_decl->type, needs,
-                                                        bad > 1 ? fmt::format(" ({} registers are wrong)", bad) : ""),
+  auto& d = ctx.diags.error(first->loc, fmt::format("the {} fragment's registers are {} ('{}' ...), but the fragment "
+                                                    "needs {} registers", what, have, first->text, needs),
                             "operand-type");
-  d.length = static_cast<uint32_t>(first_bad->text.size());
-  d.notes.push_back({first_bad_decl->loc, "declared here"});
+  d.length = static_cast<uint32_t>(first->text.size());
+  d.notes.push_back({first_decl->loc, "declared here"});
 }
 
 // ldmatrix/stmatrix .m8n8 .xN: a {...} of exactly N 32-bit registers (ptxas: "Vector of size N

@@ -190,12 +190,18 @@ bool compatible(std::string_view reg, std::string_view ins, bool relaxed) {
   auto [rb, rk] = type_facts(reg);
   auto [ib, ik] = type_facts(ins);
   if (!rb || !ib || rk == 'o' || ik == 'o') return true;  // unknown: no alarm
+  // .bf16 is no register type: its values live in .b16 registers (.bf16x2 in .b32), and
+  // ptxas takes nothing else for an operand of a .bf16 instruction, not even under the
+  // relaxed rules (a .f16 or .b32 register: "Arguments mismatch").
+  if (ins == ".bf16" || ins == ".bf16x2") return rk == 'b' && rb == ib;
+  if (ins == ".f16x2" && rk == 'f') return reg == ".f16x2";  // not a .f32 register
   if (rk == 'p' || ik == 'p') return rk == ik;
   if (rb == ib) {
     if (rk == 'b' || ik == 'b' || rk == ik) return true;
     return (rk == 'u' || rk == 's') && (ik == 'u' || ik == 's');
   }
-  if (relaxed && rb > ib) return rk == 'b' || ((rk == 'u' || rk == 's') && (ik == 'u' || ik == 's' || ik == 'b'));
+  // (a .bN instruction type takes any wider register: ld.global.b32 %fd1 assembles)
+  if (relaxed && rb > ib) return rk == 'b' || ik == 'b' || ((rk == 'u' || rk == 's') && (ik == 'u' || ik == 's'));
   if (relaxed && ib == 8 && rb == 16) return true;
   return false;
 }
@@ -350,6 +356,8 @@ struct OperandChecker {
         d.hint = fmt::format("a predicate is not a number: turn it into one with selp, e.g. selp{0} %v, 1, 0, {1}; "
                              "then use %v", type_kind(type) == 'f' ? std::string(type) : ".u" + std::to_string(std::max(16, type_bits(type))),
                              o.expr.text);
+      else if (type == ".bf16" || type == ".bf16x2")
+        d.hint = fmt::format("bf16 values live in .b{0} registers: declare '{1}' .b{0}", type_bits(type), o.expr.text);
       else if (type_bits(s->type) != type_bits(type))
         d.hint = "convert with cvt first, or use a register of the right width";
       else
@@ -389,6 +397,35 @@ struct OperandChecker {
     }
   }
 
+  // The registers of one {...} in ld, st or mov: one width (ptxas: "Incompatible elements of
+  // vector expression"), and not integers beside floats ("Vector with elements of different
+  // types are not allowed"; .bN goes with either).
+  // Returns false when it reported.
+  bool check_elements_agree(const Operand& o) {
+    const std::string_view family = r.family->name;
+    if (family != "ld" && family != "st" && family != "mov") return true;
+    const SymbolInfo *first = nullptr, *integer = nullptr, *floating = nullptr;
+    for (auto& e : o.elems) {
+      const SymbolInfo* s = reg_of(e);
+      if (!s || s->vec) continue;
+      if (!first) first = s;
+      const char k = type_kind(s->type);
+      if (k == 'u' || k == 's') integer = integer ? integer : s;
+      if (k == 'f') floating = floating ? floating : s;
+      if (type_bits(s->type) != type_bits(first->type)) {
+        error(o, fmt::format("the registers of operand {{...}} of '{}' differ in width ({} and {})", opname, first->type,
+                             s->type),
+              "vector-width", "give every element of a vector the same width");
+        return false;
+      }
+    }
+    if (!integer || !floating) return true;
+    error(o, fmt::format("the registers of operand {{...}} of '{}' mix integer ({}) and float ({}) types", opname,
+                         integer->type, floating->type),
+          "operand-type", "use registers of one type in a vector (a .bN register goes with either)");
+    return false;
+  }
+
   void check_vector_or_scalar(const Operand& o, std::string_view type, char kind, bool relaxed, int pos) {
     uint32_t want = 0;
     bool other_width = false;  // .v3, .v16: unknown-modifier has reported it
@@ -398,7 +435,11 @@ struct OperandChecker {
     }
     if (o.kind == Operand::Kind::vector) {
       if (want == 0) {
-        if (r.family->name == "mov" || other_width) return;  // mov packs and unpacks: mov.b64 %rd1, {%r1, %r2}
+        if (r.family->name == "mov") {  // mov packs and unpacks: mov.b64 %rd1, {%r1, %r2}
+          check_elements_agree(o);
+          return;
+        }
+        if (other_width) return;
         size_t n = o.elems.size();
         error(o, fmt::format("'{}' has no .v2/.v4 modifier but operand {} is a vector", opname, pos), "vector-width",
               n == 2 || n == 4 || n == 8 ? fmt::format("add .v{} to the instruction, or pass a single register", n)
@@ -411,7 +452,26 @@ struct OperandChecker {
               "vector-width");
         return;
       }
-      for (auto& e : o.elems) check_typed(e, type, kind, relaxed, pos);
+      // ptxas types a {...} as one value: its registers' common type, or .bN when they differ
+      // without mixing integers and floats (check_elements_agree); that value must fit. A
+      // .f32/.f64 ld/st vector also takes integer registers of its width (ld.global.v2.f32
+      // {%u1, %u2} assembles; ld.global.f32 %u1 does not).
+      if (!check_elements_agree(o)) return;
+      std::string_view common;
+      for (auto& e : o.elems)
+        if (const SymbolInfo* s = reg_of(e); s && !s->vec) {
+          if (common.empty()) common = s->type;
+          else if (common != s->type) common = "mixed";
+        }
+      for (auto& e : o.elems) {
+        const SymbolInfo* s = reg_of(e);
+        if (s && common == "mixed" && (type_bits(s->type) == type_bits(type) || (relaxed && type_bits(s->type) > type_bits(type))))
+          continue;  // a .bN of a width that fits
+        if (s && relaxed && type_kind(type) == 'f' && (type_kind(s->type) == 'u' || type_kind(s->type) == 's') &&
+            type_bits(s->type) == type_bits(type))
+          continue;
+        check_typed(e, type, kind, relaxed, pos);
+      }
       return;
     }
     if (want != 0 && o.kind == Operand::Kind::expr) {

@@ -10,7 +10,8 @@ namespace ptxforge::ptx {
 #define INT16_64 ".u16 .u32 .u64 .s16 .s32 .s64"
 #define BITS ".b8 .b16 .b32 .b64 .b128"
 #define HALF ".f16 .f16x2 .bf16 .bf16x2"
-#define DATA BITS " .u8 .u16 .u32 .u64 .s8 .s16 .s32 .s64 .f16 .f16x2 .f32 .f64 .bf16 .bf16x2"
+// ld/ldu/st move bits: no half types (ptxas: "Unexpected instruction types"; .b16/.b32 carry them).
+#define DATA BITS " .u8 .u16 .u32 .u64 .s8 .s16 .s32 .s64 .f32 .f64"
 #define RND ".rn .rz .rm .rp"
 #define SPACES ".global .shared .shared::cta .shared::cluster .local .const .param .param::entry .param::func"
 #define SEM ".volatile .relaxed .acquire .release .weak .mmio .cta .cluster .gpu .sys"
@@ -78,7 +79,7 @@ static const std::vector<IsaFamily> kFamilies = {
   {"shl", S("logic-and-shift-instructions-shl"), ".b16 .b32 .b64", "", "d,a,u", {1,0}, "sm_20", "shl.b32 %r1, %r2, 3;"},
   {"shr", S("logic-and-shift-instructions-shr"), ".b16 .b32 .b64 " INT16_64, "", "d,a,u", {1,0}, "sm_20", "shr.u32 %r1, %r2, 3;"},
   // Data movement and conversion
-  {"mov", S("data-movement-and-conversion-instructions-mov"), ".pred .b16 .b32 .b64 .b128 .u16 .u32 .u64 .s16 .s32 .s64 .f16 .f16x2 .f32 .f64 .bf16 .bf16x2", ".v2 .v4", "d,a", {1,0}, "sm_20", "mov.b32 %r1, %r2;"},
+  {"mov", S("data-movement-and-conversion-instructions-mov"), ".pred .b16 .b32 .b64 .b128 .u16 .u32 .u64 .s16 .s32 .s64 .f32 .f64", ".v2 .v4", "d,a", {1,0}, "sm_20", "mov.b32 %r1, %r2;"},
   {"shfl", S("data-movement-and-conversion-instructions-shfl-deprecated"), ".b32", ".up .down .bfly .idx", "x,x,x,x", {3,0}, "sm_30", "", false},
   {"shfl.sync", S("data-movement-and-conversion-instructions-shfl-sync"), ".b32", ".up .down .bfly .idx", "x,a,u,u,u", {6,0}, "sm_30", "shfl.sync.bfly.b32 %r1, %r2, 1, 31, -1;"},
   {"prmt", S("data-movement-and-conversion-instructions-prmt"), ".b32", ".f4e .b4e .rc8 .ecl .ecr .rc16", "d,a,a,a", {2,0}, "sm_20", "prmt.b32 %r1, %r2, %r3, 0x3210;"},

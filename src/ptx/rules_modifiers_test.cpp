@@ -192,5 +192,78 @@ TEST(RuleAgreement, ImmediateValues) {
   expect_agreement("immediate-values", cases);
 }
 
+// Half types: .bf16 operands live in .b16 registers only (.bf16x2 in .b32), not .f16, .u16 or
+// wider ones; .f16 takes .f16/.b16 (a wider .bN under cvt's relaxed rule). ld, ldu, st and mov
+// take no half type at all. Registers and variables are declared with fundamental types only.
+TEST(RuleAgreement, HalfTypesAndDeclarations) {
+  std::vector<RuleCase> cases;
+  const std::string half_regs = ".reg .f16x2 %hx<4>;\n";
+  for (std::string r : {"%h1", "%hf1", "%us1", "%r1", "%f1", "%rd1"}) {
+    cases.push_back({"cvt.rn.bf16.f32 " + r + ", %f2;"});
+    cases.push_back({"cvt.rn.f16.f32 " + r + ", %f2;"});
+    cases.push_back({"cvt.f32.bf16 %f2, " + r + ";"});
+    cases.push_back({"cvt.f32.f16 %f2, " + r + ";"});
+    cases.push_back({"cvt.rn.bf16.f16 " + r + ", %h2;"});
+    for (std::string op : {"neg", "abs"}) cases.push_back({op + ".bf16 " + r + ", %h2;"});
+    cases.push_back({"max.bf16 %h2, " + r + ", %h3;"});
+    cases.push_back({"fma.rn.bf16 " + r + ", %h2, %h3, %h4;"});
+    cases.push_back({"fma.rn.f16 " + r + ", %h2, %h3, %h4;"});
+  }
+  for (std::string r : {"%r1", "%u1", "%hx1", "%f1"}) {
+    cases.push_back({"fma.rn.bf16x2 " + r + ", %r2, %r3, %r4;", half_regs});
+    cases.push_back({"fma.rn.f16x2 " + r + ", %r2, %r3, %r4;", half_regs});
+    cases.push_back({"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f1, %f2, %f3, %f4}, {" + r +
+                         ", %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4};",
+                     half_regs});
+  }
+  for (std::string t : {".f16", ".bf16", ".f16x2", ".bf16x2", ".b16", ".u16", ".b32", ".f32"}) {
+    std::string r = t == ".f16" || t == ".bf16" || t == ".b16" || t == ".u16" ? "%h1" : t == ".f32" ? "%f1" : "%r1";
+    cases.push_back({"ld.global" + t + " " + r + ", [%rd1];"});
+    cases.push_back({"ld.shared.v2" + t + " {" + r + ", " + r + "}, [smem];"});
+    cases.push_back({"ldu.global" + t + " " + r + ", [%rd1];"});
+    cases.push_back({"st.global" + t + " [%rd1], " + r + ";"});
+    cases.push_back({"mov" + t + " " + r + ", " + r + ";"});
+  }
+  for (std::string t : {".bf16", ".bf16x2", ".tf32", ".e4m3", ".e5m2x2", ".u16x2", ".f32x2", ".f16", ".f16x2", ".b128",
+                        ".u8", ".pred"}) {
+    cases.push_back({".reg " + t + " %x1;"});
+    if (t != ".pred") cases.push_back({".shared .align 16 " + t + " sx[4];"});
+    cases.push_back({".local .align 16 " + t + " lx;"});
+  }
+  cases.push_back({".reg .v2 .f16x2 %x1;"});
+  cases.push_back({".reg .v2 .bf16x2 %x1;"});
+  expect_agreement("half-types", cases, RuleHeader{"8.3"});
+}
+
+// Vector operands: ptxas judges an ld/st vector's elements more loosely than a scalar (a .f32
+// vector takes .u32 registers) but wants one width and no integer beside a float; an mma
+// fragment passes when one of its registers fits.
+TEST(RuleAgreement, VectorElements) {
+  std::vector<RuleCase> cases;
+  const std::vector<std::pair<std::string, std::string>> same = {{"%r1", "%r2"}, {"%u1", "%u2"}, {"%s1", "%s2"},
+                                                                  {"%f1", "%f2"}, {"%rd1", "%rd2"}, {"%ud1", "%ud2"},
+                                                                  {"%fd1", "%fd2"}, {"%h1", "%h2"}};
+  const std::vector<std::pair<std::string, std::string>> mixed = {{"%r1", "%u1"}, {"%u1", "%f1"}, {"%s1", "%u1"},
+                                                                   {"%r1", "%f1"}, {"%r1", "%rd1"}, {"%f1", "%fd1"},
+                                                                   {"%f1", "%s1"}, {"%h1", "%r1"}};
+  for (std::string t : {".f32", ".u32", ".s32", ".b32", ".f64", ".u64", ".b64"}) {
+    for (auto* set : {&same, &mixed})
+      for (auto& [a, b] : *set) {
+        cases.push_back({"ld.global.v2" + t + " {" + a + ", " + b + "}, [%rd3];"});
+        cases.push_back({"st.shared.v2" + t + " [smem], {" + a + ", " + b + "};"});
+      }
+  }
+  for (auto& [a, b] : mixed) {
+    cases.push_back({"mov.b64 %rd3, {" + a + ", " + b + "};"});
+    cases.push_back({"mov.b64 {" + a + ", " + b + "}, %rd3;"});
+  }
+  for (std::string first : {"%u1", "%s1", "%f1", "%r1"})
+    for (std::string rest : {"%r2, %r3, %r4", "%u2, %u3, %u4", "%f2, %f3, %f4"})
+      for (std::string t : {".bf16", ".f16"})
+        cases.push_back({"mma.sync.aligned.m16n8k16.row.col.f32" + t + t + ".f32 {%f5, %f6, %f7, %f8}, {" + first + ", " +
+                         rest + "}, {%r5, %r6}, {%f5, %f6, %f7, %f8};"});
+  expect_agreement("vector-elements", cases);
+}
+
 }  // namespace
 }  // namespace ptxforge::ptx
