@@ -125,6 +125,19 @@ std::string source_name(const std::string& entry) {
   return name.substr(0, name.find('('));
 }
 
+// A knowledge file as the model reads it: without the `<!-- run: ... -->` lines that tie its
+// examples to the tasks the GPU tests run them against (they mean nothing to the model).
+std::string for_model(std::string_view text) {
+  std::string out;
+  for (auto line : split(text, '\n')) {
+    if (starts_with(trim(line), "<!-- run:")) continue;
+    out += line;
+    out += '\n';
+  }
+  if (!ends_with(text, "\n") && !out.empty()) out.pop_back();
+  return out;
+}
+
 }  // namespace
 
 Result<std::vector<llm::Message>> build_prompt(const task::Task& t, const PromptOptions& o, const Hardware& hw,
@@ -152,7 +165,7 @@ Result<std::vector<llm::Message>> build_prompt(const task::Task& t, const Prompt
   if (!docs.empty()) {
     user += "\n## Reference notes\n";
     for (auto* d : docs) {
-      std::string text = d->text.substr(d->text.find('\n') + 1);  // without the metadata line
+      std::string text = for_model(d->text.substr(d->text.find('\n') + 1));  // without the metadata line
       user += "\n" + text + (ends_with(text, "\n") ? "" : "\n");
     }
   }

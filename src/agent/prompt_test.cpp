@@ -53,6 +53,8 @@ TEST(Prompt, KnowledgeLevelsAddTheirParts) {
   std::string tma = f.text(f.tma, o);
   EXPECT_NE(tma.find("Contract: mbarrier, TMA"), std::string::npos);
   EXPECT_EQ(tma.find("Contract: wgmma"), std::string::npos);
+  EXPECT_NE(tma.find(".entry tma_tile"), std::string::npos) << "the complete TMA example is shown";
+  EXPECT_EQ(tma.find("<!-- run:"), std::string::npos) << "the examples' GPU-test annotations stay out of prompts";
   o.knowledge = KnowledgeLevel::full;
   EXPECT_NE(f.text(f.vector_add, o).find("Negative examples"), std::string::npos);
 }
