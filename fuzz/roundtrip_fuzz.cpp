@@ -13,10 +13,23 @@
 
 namespace {
 
-// Says what broke, shows the printed text and what parsing it reported, and stops the run.
-[[noreturn]] void fail(const char* what, const std::string& printed, const ptxforge::Diagnostics& diags = {}) {
+// Says what broke, shows the input, the printed text and what parsing it reported, and stops
+// the run. The input goes first, escaped, so that a CI log's tail is enough to reproduce it.
+[[noreturn]] void fail(const char* what, std::string_view input, const std::string& printed,
+                       const ptxforge::Diagnostics& diags = {}) {
+  std::string escaped;
+  for (unsigned char c : input) {
+    if (c == '\\') escaped += "\\\\";
+    else if (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) escaped += static_cast<char>(c);
+    else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      escaped += buf;
+    }
+  }
   std::string found = ptxforge::render_text(diags, ptxforge::SourceText("printed.ptx", printed));
-  std::fprintf(stderr, "roundtrip_fuzz: %s\n--- printed ---\n%s--- end ---\n%s", what, printed.c_str(), found.c_str());
+  std::fprintf(stderr, "roundtrip_fuzz: %s\n--- input (\\xNN: a byte, \\\\: a backslash) ---\n%s\n--- printed ---\n%s--- end ---\n%s",
+               what, escaped.c_str(), printed.c_str(), found.c_str());
   std::abort();
 }
 
@@ -31,13 +44,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string printed = ptx::print(m);
   Diagnostics d2;
   ptx::Module again = ptx::parse(printed, d2);
-  if (d2.has_errors()) fail("the printed module does not parse", printed, d2);
+  if (d2.has_errors()) fail("the printed module does not parse", text, printed, d2);
   if (!(again == m))
-    fail("the printed module parses to a different tree", printed + "--- printed again ---\n" + ptx::print(again));
-  if (ptx::print(again) != printed) fail("printing the reparsed module gives different text", printed);
+    fail("the printed module parses to a different tree", text, printed + "--- printed again ---\n" + ptx::print(again));
+  if (ptx::print(again) != printed) fail("printing the reparsed module gives different text", text, printed + "--- printed again ---\n" + ptx::print(again));
   bool same_comments = again.comments.size() == m.comments.size();
   for (size_t i = 0; same_comments && i < m.comments.size(); ++i)
     same_comments = again.comments[i].text == m.comments[i].text;
-  if (!same_comments) fail("the printed module's comments differ from the input's", printed);
+  if (!same_comments) fail("the printed module's comments differ from the input's", text, printed);
   return 0;
 }

@@ -150,7 +150,11 @@ bool Lexer::skip_comment_or_text() {
   if (c == '/' && at(pos_ + 1) == '/') {
     const void* nl = std::memchr(s + pos_, '\n', n - pos_);
     size_t end = nl ? static_cast<size_t>(static_cast<const char*>(nl) - s) : n;
-    if (comments_) record_comment(pos_, end > pos_ + 2 && s[end - 1] == '\r' ? end - 1 : end, here());
+    if (comments_) {
+      size_t text_end = end;  // a CRLF file's '\r' (any run of them) is not part of the comment
+      while (text_end > pos_ + 2 && s[text_end - 1] == '\r') --text_end;
+      record_comment(pos_, text_end, here());
+    }
     pos_ = end;
     return true;
   }
@@ -167,7 +171,7 @@ bool Lexer::skip_comment_or_text() {
     }
     return true;
   }
-  if (c == '/' || !at_line_start()) return false;
+  if (c == '/' || data_lines_ || !at_line_start()) return false;
   return skip_text_line_if_not_ptx();
 }
 

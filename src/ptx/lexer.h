@@ -52,6 +52,11 @@ class Lexer {
   // `lines`. Stops before the first other line (a '}', a comment, anything the lexer must look
   // at), so next() goes on from there. Returns whether any line was taken.
   bool take_plain_lines(const char* from, std::vector<std::string_view>& lines);
+  // Inside a .section body every line is data: a line that starts with ~~~, # or three plain
+  // words is not taken for a Markdown fence, a preprocessor line or prose there. (The printer
+  // starts each body line on a line of its own, so without this a body that ptxforge accepted
+  // could print as one it rejects.)
+  void set_data_lines(bool on) { data_lines_ = on; }
 
  private:
   [[gnu::noinline]] bool skip_comment_or_text();
@@ -75,6 +80,7 @@ class Lexer {
   size_t line_start_ = 0;
   uint32_t line_ = 1;
   uint32_t last_reported_line_ = 0;
+  bool data_lines_ = false;
   size_t reported_ = 0;
 };
 

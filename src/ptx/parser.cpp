@@ -1,5 +1,6 @@
 #include "ptx/parser.h"
 
+#include <cassert>
 #include <charconv>
 
 #include <unordered_set>
@@ -444,6 +445,10 @@ Directive Parser::parse_section(Token name) {
     while (!at_eof() && !peek().is('{')) args.push(take_word());
     d.args = args.finish(arena_);
   }
+  // The body's lines are data from the first token after '{' on (the lexer reads one token
+  // ahead, so the mode is set before '{' is taken) up to the closing '}'.
+  assert(!has_next_);
+  lex_.set_data_lines(peek().is('{'));
   if (!expect('{', "to open the .section body")) {
     skip_statement();
     return d;
@@ -473,6 +478,7 @@ Directive Parser::parse_section(Token name) {
     take();
   }
   flush();
+  lex_.set_data_lines(false);
   d.body = body.finish(arena_);
   d.end = peek().loc;
   expect('}', "to close the .section body");

@@ -101,6 +101,23 @@ TEST(Printer, KeepsCommentsInParameterListsAndSections) {
             "\t// before the brace\n}\n");
 }
 
+// Each body line is printed at the start of a line of its own, where `~~~`, `#` or three plain
+// words would read as a Markdown fence, a preprocessor line or prose; inside a body they are
+// data wherever they stand, so a body that parsed prints to one that parses the same.
+TEST(Printer, SectionBodyLinesThatLookLikeTextStayData) {
+  const char* text =
+      ".version 8.0\n.target sm_90\n.section .debug_str { ~~~e\n"
+      "/* x\n */ debug info here\n}\n";
+  EXPECT_EQ(round_trip(text),
+            ".version 8.0\n.target sm_90\n.section .debug_str\n{\n\t~~~e\n\t/* x\n */\n\tdebug info here\n}\n");
+}
+
+// A line comment ends before the '\r's at its end, however many there are: printed, it is
+// followed by '\n' alone, and parsing that again must give the same text.
+TEST(Printer, ALineCommentLosesEveryCarriageReturnAtItsEnd) {
+  EXPECT_EQ(round_trip(".version 8.0\r\n.target sm_90 // t \r\r\r\r\n"), ".version 8.0\n.target sm_90 // t \n");
+}
+
 TEST(Printer, AModuleOfOnlyCommentsKeepsThem) {
   EXPECT_EQ(round_trip("// one\n  /* two */ // three\n"), "// one\n/* two */\n// three\n");
 }
