@@ -91,6 +91,7 @@ Result<std::vector<Pair>> library_pairs(const std::vector<std::string>& files, s
     }
     if (!ptx_files.empty()) ++stats.files_with_ptx;
     std::string lib = fs::path(file).filename().string();
+    std::vector<Pair> found;
     for (auto& name : ptx_files) {
       auto text = read_file(tmp->path() + "/" + name);
       if (!text) return text.error();
@@ -106,7 +107,10 @@ Result<std::vector<Pair>> library_pairs(const std::vector<std::string>& files, s
       std::string target = ptx_target(*text);
       p.arch = sm_number(target) >= 75 ? target : "sm_75";
       p.ptx = std::move(*text);
-      if (auto st = label_with_ptxas(p); !st) return st.error();
+      found.push_back(std::move(p));
+    }
+    if (auto st = label_all_with_ptxas(found); !st) return st.error();
+    for (auto& p : found) {
       if (!p.assembles) ++stats.not_assembled;
       ++stats.modules;
       out.push_back(std::move(p));

@@ -4,7 +4,10 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <atomic>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -131,6 +134,27 @@ Status label_with_ptxas(Pair& p, int opt_level) {
   p.assembles = as->ok;
   p.resources = as->functions;
   if (!as->ok) p.ptxas_error = as->diags.list().empty() ? as->log.substr(0, 300) : as->diags.list()[0].message;
+  return ok_status();
+}
+
+Status label_all_with_ptxas(std::vector<Pair>& pairs, int opt_level) {
+  std::atomic<size_t> next{0};
+  std::mutex m;
+  std::optional<Error> first;
+  auto work = [&] {
+    for (size_t i = next++; i < pairs.size(); i = next++) {
+      if (auto st = label_with_ptxas(pairs[i], opt_level); !st) {
+        std::lock_guard<std::mutex> lock(m);
+        if (!first) first = st.error();
+      }
+    }
+  };
+  size_t n = std::min<size_t>(pairs.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < n; ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  if (first) return *first;
   return ok_status();
 }
 

@@ -64,6 +64,9 @@ Result<std::vector<Pair>> make_pairs(const std::vector<SourceUnit>& units, const
 // Fills the kernels' signatures and what ptxas makes of p.ptx for p.arch at this -O level
 // (resources, or its first error).
 Status label_with_ptxas(Pair& p, int opt_level = 3);
+// The same for each of `pairs`, several ptxas processes at once (one per hardware thread);
+// the first error, if any, is returned once every process has finished.
+Status label_all_with_ptxas(std::vector<Pair>& pairs, int opt_level = 3);
 
 std::string pair_json(const Pair& p);  // one JSONL line
 

@@ -187,8 +187,12 @@ StageResult verify(StageContext& ctx) {
   size_t held = 0;
   for (auto& c : r.verify->cases) held += c.shown ? 0 : 1;
   r.gpu_verified = true;
-  return result(StageStatus::passed, fmt::format("{} passed ({} on held-back sizes), worker {:.3f} s",
-                                                 plural(r.verify->cases.size(), "case"), held, r.verify->seconds));
+  const gpu::VerifyPhases& p = r.verify->phases;
+  return result(StageStatus::passed,
+                fmt::format("{} passed ({} on held-back sizes), worker {:.3f} s (inputs {:.3f}, reference {:.3f}, "
+                            "candidate {:.3f}, comparison {:.3f})",
+                            plural(r.verify->cases.size(), "case"), held, r.verify->seconds, p.inputs_s, p.reference_s,
+                            p.candidate_s, p.compare_s));
 }
 
 // The verify job again under each of compute-sanitizer's tools (eval/sanitize.h), each in a

@@ -45,6 +45,7 @@ struct Executor::State {
   Placement placement = Placement::guarded;
   std::string open_buffer;
   bool fell_back = false;
+  VerifyPhases phases;  // the job in hand's verify time, by phase
   // The library baseline, created on first use; nullptr (and `why`) when unavailable.
   LibraryBaseline* library(std::string& why) {
     if (!lib && !lib_error) {
@@ -58,6 +59,23 @@ struct Executor::State {
 };
 
 namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Adds the wall time of its scope to one phase's total (VerifyPhases), exception or not.
+class PhaseTimer {
+ public:
+  explicit PhaseTimer(double& total) : total_(total), t0_(now_s()) {}
+  ~PhaseTimer() { total_ += now_s() - t0_; }
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+
+ private:
+  double& total_;
+  double t0_;
+};
 
 // A failure thrown out of the nested loops; caught once in Executor::run.
 struct Abort {
@@ -501,9 +519,13 @@ CaseResult verify_case(Executor::State& s, const Loaded& L, const Job& job, cons
     auto c = cached_case(s, L, job, set, seed, true, where);
     Allocations mem(d);
     CandidateBuffers cb;
-    setup_candidate(s, L, c->h, mem, cb, where);
-    placed = cb.guarded_names;
-    run_candidate_launches(d, L, c->h, cb, where, true);
+    {
+      PhaseTimer t(s.phases.candidate_s);
+      setup_candidate(s, L, c->h, mem, cb, where);
+      placed = cb.guarded_names;
+      run_candidate_launches(d, L, c->h, cb, where, true);
+    }
+    PhaseTimer t(s.phases.compare_s);
     CaseResult cr = check_candidate(d, L, c->h, cb, c->expected, where);
     cr.size_set = set.name;
     cr.shown = set.shown;
@@ -524,9 +546,6 @@ CaseResult verify_case(Executor::State& s, const Loaded& L, const Job& job, cons
   }
 }
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // ---- Timing (docs/design.md, "Timing"). Every trial starts from fresh state, written on the
 // stream before the L2 flush and the start event; the events bracket the kernel launches
@@ -965,6 +984,7 @@ std::shared_ptr<CachedCase> cached_case(Executor::State& s, const Loaded& L, con
     c = std::static_pointer_cast<CachedCase>(it->second);
   } else {
     c = std::make_shared<CachedCase>();
+    PhaseTimer t(s.phases.inputs_s);
     c->h = make_host_case(L, set, seed, where);
     size_t bytes = 0;
     for (auto& [n, v] : c->h.in) bytes += v.size();
@@ -976,6 +996,7 @@ std::shared_ptr<CachedCase> cached_case(Executor::State& s, const Loaded& L, con
     s.cases[key] = c;
   }
   if (need_expected && !c->has_expected) {
+    PhaseTimer t(s.phases.reference_s);
     c->expected = run_reference(*s.d, L, c->h, where);
     c->has_expected = true;
     for (auto& [n, v] : c->expected) s.case_bytes += v.size();
@@ -1036,6 +1057,7 @@ Outcome Executor::run(const Job& job) {
     s_->placement = job.placement;
     s_->open_buffer = job.kind == JobKind::locate ? job.open_buffer : "";
     s_->fell_back = false;
+    s_->phases = {};
     if (job.kind != JobKind::trivial) note_placement(*s_, out);  // as the job starts; a fallback updates it below
     Loaded L;
     load(*s_->d, job, L);
@@ -1058,6 +1080,7 @@ Outcome Executor::run(const Job& job) {
           }
         }
         rep.seconds = now_s() - t0;
+        rep.phases = s_->phases;
         out.verify = std::move(rep);
         break;
       }

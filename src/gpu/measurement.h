@@ -100,9 +100,18 @@ struct DeviceInfo {
   std::string arch() const;  // "sm_90a" for 9.0 (the arch-specific target of the device)
 };
 
+// Where a verify job's worker time went, summed over its cases (seconds of wall time).
+struct VerifyPhases {
+  double inputs_s = 0;     // drawing the inputs on the host (none when the worker had them)
+  double reference_s = 0;  // the reference: upload, launch, download
+  double candidate_s = 0;  // the candidate's buffers placed and filled, and its launches
+  double compare_s = 0;    // downloads, guard and input checks, the comparison
+};
+
 struct VerifyReport {
   std::vector<CaseResult> cases;
   double seconds = 0;  // wall time of the whole verify job in the worker
+  VerifyPhases phases;
   std::vector<uint64_t> executed;  // the instrumented copy's counters (Job::executed_slots), summed over every case
   bool pass() const {
     for (auto& c : cases)

@@ -286,13 +286,23 @@ void from_json(const json& j, SizeTiming& t) {
   }
 }
 void to_json(json& j, const VerifyReport& r) {
-  j = {{"cases", r.cases}, {"seconds", r.seconds}};
+  j = {{"cases", r.cases},
+       {"seconds", r.seconds},
+       {"phases",
+        {{"inputs_s", r.phases.inputs_s},
+         {"reference_s", r.phases.reference_s},
+         {"candidate_s", r.phases.candidate_s},
+         {"compare_s", r.phases.compare_s}}}};
   if (!r.executed.empty()) j["executed"] = r.executed;
 }
 void from_json(const json& j, VerifyReport& r) {
   r.cases = j.at("cases").get<std::vector<CaseResult>>();
   r.executed = j.value("executed", std::vector<uint64_t>{});
   r.seconds = j.at("seconds");
+  if (j.contains("phases")) {
+    const json& p = j.at("phases");
+    r.phases = {p.at("inputs_s"), p.at("reference_s"), p.at("candidate_s"), p.at("compare_s")};
+  }
 }
 void to_json(json& j, const TimeReport& r) {
   j = {{"sizes", r.sizes},
