@@ -13,6 +13,7 @@
 #include "gpu/cubin_globals.h"
 #include "gpu/driver.h"
 #include "gpu/guarded_memory_cuda.h"
+#include "gpu/input_check.h"
 #include "gpu/library_baseline.h"
 #include "gpu/peak_measure.h"
 #include "gpu/tensor_map.h"
@@ -46,6 +47,18 @@ struct Executor::State {
   std::string open_buffer;
   bool fell_back = false;
   VerifyPhases phases;  // the job in hand's verify time, by phase
+  // The input check's kernel (gpu/input_check.h), loaded on first use; null and why when it
+  // cannot be, and the inputs are then read back to the host instead.
+  std::optional<InputCheck> input_check;
+  std::optional<std::string> input_check_error;
+  const InputCheck* input_checker() {
+    if (!input_check && !input_check_error) {
+      auto c = InputCheck::create(*d, info.sms);
+      if (c) input_check.emplace(std::move(*c));
+      else input_check_error = c.error().message;
+    }
+    return input_check ? &*input_check : nullptr;
+  }
   // The library baseline, created on first use; nullptr (and `why`) when unavailable.
   LibraryBaseline* library(std::string& why) {
     if (!lib && !lib_error) {
@@ -361,6 +374,10 @@ struct CandidateBuffers {
   std::map<std::string, CUtensorMap> maps;
   std::unique_ptr<GuardedCase> guarded;         // the reservation, with guard pages
   std::vector<std::string> guarded_names;       // the buffers in it, in slot order
+  // Device copies of the read-only inputs taken before the candidate ran, and the kernel that
+  // compares them with the buffers afterwards (snapshot_inputs); empty: read them back.
+  std::map<std::string, CUdeviceptr> pristine;
+  const InputCheck* input_check = nullptr;
 };
 
 // Places every buffer of the case with guard pages in one reservation; false (and guard
@@ -446,6 +463,22 @@ void setup_candidate(Executor::State& s, const Loaded& L, const HostCase& h, All
   }
 }
 
+// Before the candidate's launch in verify: a device copy of each read-only input, for the input
+// check on the GPU (gpu/input_check.h). Timed trials copy fresh inputs in before each trial, so
+// they keep the host comparison against that trial's inputs.
+void snapshot_inputs(Executor::State& s, const Loaded& L, const HostCase& h, Allocations& mem, CandidateBuffers& cb,
+                     const std::string& where) {
+  const InputCheck* check = s.input_checker();
+  if (!check) return;
+  for (auto& [name, initial] : h.in) {
+    if (L.task.find_param(name)->role != task::Role::in) continue;
+    CUdeviceptr copy = mem.alloc(initial.size(), fmt::format("a copy of input '{}'", name), where);
+    check_cu(s.d->cuMemcpyDtoD(copy, cb.data.at(name), initial.size()), "copying an input", where);
+    cb.pristine[name] = copy;
+  }
+  cb.input_check = check;
+}
+
 void run_candidate_launches(const Driver& d, const Loaded& L, const HostCase& h, const CandidateBuffers& cb,
                             const std::string& where, bool sync) {
   for (size_t i = 0; i < L.spec.launches.size(); ++i) {
@@ -472,17 +505,23 @@ CaseResult check_candidate(const Driver& d, const Loaded& L, const HostCase& h, 
   for (auto& [name, initial] : h.in) {
     const Param* p = L.task.find_param(name);
     if (p->role != task::Role::in) continue;
-    task::HostBytes now(initial.size());
-    check_cu(d.cuMemcpyDtoH(now.data(), cb.data.at(name), now.size()), "reading an input back", where);
-    if (now != initial) {
-      size_t i = 0;
-      while (now[i] == initial[i]) ++i;
-      cr.problems.push_back(fmt::format("input '{}' was modified (first changed element: {})", name, i / task::dtype_size(p->dtype)));
+    std::optional<size_t> changed;  // the first changed byte
+    if (auto it = cb.pristine.find(name); it != cb.pristine.end()) {
+      check_cu(cb.input_check->first_difference(cb.data.at(name), it->second, initial.size(), changed),
+               "comparing an input with its copy", where);
+    } else {
+      task::HostBytes now(initial.size());
+      check_cu(d.cuMemcpyDtoH(now.data(), cb.data.at(name), now.size()), "reading an input back", where);
+      auto diff = std::mismatch(now.begin(), now.end(), initial.begin());
+      if (diff.first != now.end()) changed = static_cast<size_t>(diff.first - now.begin());
     }
+    if (changed)
+      cr.problems.push_back(
+          fmt::format("input '{}' was modified (first changed element: {})", name, *changed / task::dtype_size(p->dtype)));
   }
   for (auto& p : L.task.params) {
     if (!p.is_output()) continue;
-    std::vector<uint8_t> actual(cb.bytes.at(p.name));
+    task::HostBytes actual(cb.bytes.at(p.name));  // every byte is overwritten by the download
     check_cu(d.cuMemcpyDtoH(actual.data(), cb.data.at(p.name), actual.size()), "reading an output", where);
     std::vector<int64_t> shape;
     if (auto it = h.shapes.find(p.name); it != h.shapes.end()) shape = it->second;
@@ -523,6 +562,7 @@ CaseResult verify_case(Executor::State& s, const Loaded& L, const Job& job, cons
       PhaseTimer t(s.phases.candidate_s);
       setup_candidate(s, L, c->h, mem, cb, where);
       placed = cb.guarded_names;
+      snapshot_inputs(s, L, c->h, mem, cb, where);
       run_candidate_launches(d, L, c->h, cb, where, true);
     }
     PhaseTimer t(s.phases.compare_s);
