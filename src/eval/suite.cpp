@@ -60,8 +60,9 @@ TaskValidation validate_task(Pipeline& pipeline, const task::Task& t, bool time)
     return v;
   }
   v.audit = audit_trivial_cases(*trivial, t.baseline ? t.baseline->library : "");
-  // The same candidate again, as a model's next round would come: the worker is warm and
-  // holds the task's inputs and reference outputs, so this is the per-candidate cost.
+  // The same candidate again with a fresh seed, as a model's next round would come: the worker
+  // is warm and the reference cubin cached, but inputs and reference outputs are new, so this
+  // is the per-candidate cost (bench/warm_check.sh).
   opts.time = false;
   v.warm = pipeline.run(t, t.dir + "/solution.ptx", opts);
   return v;
