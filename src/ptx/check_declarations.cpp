@@ -112,6 +112,17 @@ void check_declared_type(CheckContext& ctx, const VarDecl& d) {
   static constexpr std::string_view kUnparsable[] = {".bf16", ".bf16x2", ".tf32", ".e2m1",   ".e2m3", ".e3m2", ".ue8m0",
                                                      ".ue4m3", ".s2f6x2", ".f8f6f4", ".b1", ".u4",   ".s4"};
   std::string_view type = d.type;
+  // .b128 is declarable from PTX 8.3 on; ptxas reports each declaration before then, ahead of
+  // the instructions that use it, except a .shared one it can drop unused (an instruction that
+  // uses it is reported at that instruction).
+  if (type == ".b128" && d.space != ".shared" && ctx.facts.version && *ctx.facts.version < PtxVersion{8, 3}) {
+    auto& e = ctx.diags.error(d.loc, fmt::format("type .b128 requires PTX ISA .version 8.3 or later (module has {})",
+                                                 ctx.facts.version->str()),
+                              "needs-version");
+    e.hint = "raise the header to '.version 8.3'";
+    e.notes.push_back({ctx.facts.version_loc, "version declared here"});
+    return;
+  }
   auto in = [&](const auto& list) { return std::find(std::begin(list), std::end(list), type) != std::end(list); };
   int bits = type_bits(type);
   if (!in(kUnparsable)) {

@@ -235,6 +235,19 @@ TEST(RuleAgreement, HalfTypesAndDeclarations) {
   expect_agreement("half-types", cases, RuleHeader{"8.3"});
 }
 
+// .b128 declarations before PTX 8.3, in every state space a kernel body declares; .b64 ones
+// beside them must pass. (At 8.3, HalfTypesAndDeclarations shows .b128 declarations accepted.)
+TEST(RuleAgreement, B128DeclarationsNeedPtx83) {
+  std::vector<RuleCase> cases;
+  for (std::string t : {".b128", ".b64"}) {
+    cases.push_back({".reg " + t + " %x1;"});
+    cases.push_back({".reg " + t + " %xs<3>;"});
+    cases.push_back({".shared .align 16 " + t + " sx[4];"});
+    cases.push_back({".local .align 16 " + t + " lx;"});
+  }
+  expect_agreement("b128-declarations", cases, RuleHeader{"8.2"});
+}
+
 // Vector operands: ptxas judges an ld/st vector's elements more loosely than a scalar (a .f32
 // vector takes .u32 registers) but wants one width and no integer beside a float; an mma
 // fragment passes when one of its registers fits.
