@@ -1,5 +1,7 @@
 #include "data/mutate.h"
 
+#include <cassert>
+
 #include <algorithm>
 #include <functional>
 #include <regex>
@@ -23,15 +25,22 @@ std::string join(const std::vector<std::string>& ls) {
   return s;
 }
 
-// Up to `limit` mutants per kind: `edit` rewrites line i (returning false to skip it).
+// Up to `limit` mutants per kind: `edit` rewrites line i (and may rewrite later lines), or
+// returns false, having changed nothing, to skip it. One scratch copy of the lines serves every
+// line tried (a copy per line made this quadratic in the module's length: minutes for a
+// module of thousands of lines); it is refreshed only after a mutant is taken from it.
 void mutate_lines(const std::vector<std::string>& ls, const std::string& kind, size_t limit,
                   const std::function<bool(std::vector<std::string>&, size_t)>& edit, std::vector<Mutant>& out) {
   size_t made = 0;
+  std::vector<std::string> copy = ls;
   for (size_t i = 0; i < ls.size() && made < limit; ++i) {
-    auto copy = ls;
-    if (!edit(copy, i)) continue;
+    if (!edit(copy, i)) {
+      assert(copy[i] == ls[i]);
+      continue;
+    }
     out.push_back({kind, join(copy), static_cast<uint32_t>(i + 1), ls[i], copy[i], true});
     ++made;
+    if (made < limit) copy = ls;
   }
 }
 
