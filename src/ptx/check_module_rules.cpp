@@ -10,11 +10,13 @@
 // It also records where each function is first declared, for use-before-declaration.
 #include <cstdlib>
 #include <optional>
+#include <unordered_set>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "ptx/check_context.h"
+#include "util/text.h"
 
 namespace ptxforge::ptx {
 
@@ -240,10 +242,48 @@ void check_initializer(CheckContext& ctx, const VarDecl& d, const Declarator& n)
   c.check(*n.init, 0);
 }
 
+// `.loc F L C, function_name N, inlined_at ...` (inlined code in -lineinfo and -G modules)
+// names a label that a debug section defines (nvcc's $L__info_stringK: in .debug_str). ptxas:
+// "Unresolved label 'N' used in function_name attribute". Any `name:` at the start of a
+// section line counts as defined; a code label of that name does not (ptxas rejects it too).
+void check_loc_function_names(CheckContext& ctx) {
+  std::unordered_set<std::string_view> defined;
+  std::vector<const Directive*> locs;
+  auto note_loc = [&](const Directive& d) {
+    if (d.name == ".loc" && d.args.size() > 5 && d.args[4] == "function_name") locs.push_back(&d);
+  };
+  for (auto& item : ctx.module.items) {
+    if (auto* d = std::get_if<Directive>(&item.node)) {
+      note_loc(*d);
+      if (d->name != ".section") continue;
+      for (std::string_view line : d->body) {
+        size_t colon = line.find(':');
+        if (colon != std::string_view::npos && colon > 0) defined.insert(trim(line.substr(0, colon)));
+      }
+    } else if (auto* f = std::get_if<Function>(&item.node); f && f->body) {
+      for_each_statement(*f->body, [&](const Statement& s) {
+        if (auto* d = std::get_if<Directive>(&s.node)) note_loc(*d);
+      });
+    }
+  }
+  std::unordered_set<std::string_view> reported;  // one error per name, at its first .loc, as ptxas gives one
+  for (const Directive* d : locs) {
+    std::string_view name = d->args[5];
+    if (defined.count(name) || !reported.insert(name).second) continue;
+    auto& e = ctx.diags.error(d->loc, fmt::format(".loc names function '{}', a label no debug section defines", name),
+                              "undeclared-label");
+    e.length = 4;  // ".loc"
+    e.hint = fmt::format("define '{}:' in the .debug_str section (before the function's name string), or drop the "
+                         "', function_name ..., inlined_at ...' part of the .loc",
+                         name);
+  }
+}
+
 }  // namespace
 
 void check_module_rules(CheckContext& ctx) {
   check_header_order(ctx);
+  check_loc_function_names(ctx);
   for (size_t i = 0; i < ctx.module.items.size(); ++i) {
     auto* f = std::get_if<Function>(&ctx.module.items[i].node);
     if (!f) continue;

@@ -496,3 +496,45 @@ TEST(RuleAgreement, MbarrierOperands) {
 
 }  // namespace
 }  // namespace ptxforge::ptx
+
+namespace ptxforge::ptx {
+namespace {
+
+// `.loc ..., function_name N, inlined_at ...` needs N defined as a label somewhere in the
+// module (nvcc puts it in .debug_str). Whole modules, judged by ptxas as they are: the name
+// defined, misspelt at the definition, and misspelt with a code label of the name (which ptxas
+// does not take for it); used twice, it gets one error, at the first .loc, as ptxas gives one.
+TEST(RuleAgreement, LocFunctionNameNeedsALabel) {
+  if (!find_cuda_tool("ptxas")) GTEST_SKIP() << "ptxas not installed";
+  auto module = [](const std::string& def, const std::string& code_label) {
+    return ".version 8.0\n.target sm_90\n.address_size 64\n\t.file\t1 \"/tmp/a.cu\"\n\t.file\t2 \"/tmp/b.h\"\n"
+           ".visible .entry k(.param .u64 p)\n{\n\t.reg .b64 %rd<3>;\n\t.loc\t1 4 3\n\tld.param.u64 %rd1, [p];\n" +
+           code_label +
+           "\t.loc\t2 7 3, function_name $L__info_string0, inlined_at 1 4 3\n\tcvta.to.global.u64 %rd2, %rd1;\n"
+           "\t.loc\t2 8 3, function_name $L__info_string0, inlined_at 1 4 3\n\tret;\n}\n"
+           "\t.section\t.debug_str\n\t{\n" +
+           def + ":\n.b8 95,90,0\n\t}\n";
+  };
+  struct Case {
+    std::string def, code_label;
+  };
+  for (const Case& c : {Case{"$L__info_string0", ""}, Case{"$L__info_string9", ""},
+                        Case{"$L__info_string9", "$L__info_string0:\n"}}) {
+    std::string text = module(c.def, c.code_label);
+    toolchain::AssembleOptions o;
+    o.arch = "sm_90";
+    auto as = toolchain::assemble_with_ptxas(text, o);
+    ASSERT_TRUE(as) << as.error().message;
+    auto r = check_source(text);
+    int errors = 0;
+    for (auto& d : r.diags.list())
+      if (d.severity == Severity::error) {
+        ++errors;
+        EXPECT_EQ(d.loc.line, c.code_label.empty() ? 11u : 12u) << d.message;  // the first .loc naming it
+      }
+    EXPECT_EQ(errors, as->ok ? 0 : 1) << text << "\nptxas: " << as->log;
+  }
+}
+
+}  // namespace
+}  // namespace ptxforge::ptx
