@@ -6,10 +6,15 @@
 // [initializer-count] and have its shape and kind of literal [initializer-type]; arrays have
 // a size unless .extern [incomplete-array]; registers are not arrays and .extern stays at
 // module scope, kernel parameters are .param and none is .pred [variable-space]; the
-// header comes first, in order [header-order].
+// header comes first, in order [header-order]; a .loc's function_name is a label a debug
+// section defines [undeclared-label] and its inlined_at an earlier .loc's location
+// [loc-inlined-at].
 // It also records where each function is first declared, for use-before-declaration.
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <optional>
+#include <set>
 #include <unordered_set>
 #include <vector>
 
@@ -242,15 +247,33 @@ void check_initializer(CheckContext& ctx, const VarDecl& d, const Declarator& n)
   c.check(*n.init, 0);
 }
 
-// `.loc F L C, function_name N, inlined_at ...` (inlined code in -lineinfo and -G modules)
-// names a label that a debug section defines (nvcc's $L__info_stringK: in .debug_str). ptxas:
-// "Unresolved label 'N' used in function_name attribute". Any `name:` at the start of a
-// section line counts as defined; a code label of that name does not (ptxas rejects it too).
-void check_loc_function_names(CheckContext& ctx) {
+// Three numbers of a .loc's words from `at` on (file, line, column), by value; nullopt when
+// they are not all numbers.
+std::optional<std::array<uint64_t, 3>> loc_numbers(const List<Text>& args, size_t at) {
+  if (args.size() < at + 3) return std::nullopt;
+  std::array<uint64_t, 3> out{};
+  for (size_t i = 0; i < 3; ++i) {
+    std::string word(args[at + i]);
+    char* end = nullptr;
+    out[i] = std::strtoull(word.c_str(), &end, 0);
+    if (word.empty() || *end != '\0') return std::nullopt;
+  }
+  return out;
+}
+
+// `.loc F L C, function_name N, inlined_at F2 L2 C2` (inlined code in -lineinfo and -G modules):
+// - N must be a label that a debug section defines (nvcc's $L__info_stringK: in .debug_str).
+//   ptxas: "Unresolved label 'N' used in function_name attribute". Any `name:` at the start of
+//   a section line counts as defined; a code label of that name does not (ptxas rejects it
+//   too). One error per name, at its first .loc, as ptxas gives one.
+// - F2 L2 C2 must be the location of an earlier .loc in the module, in any function (ptxas:
+//   "Source location F2 L2 C2 used in inlined_at directive must be used in a preceding .loc
+//   directive"), reported at each .loc, as ptxas does.
+void check_loc_directives(CheckContext& ctx) {
   std::unordered_set<std::string_view> defined;
-  std::vector<const Directive*> locs;
+  std::vector<const Directive*> locs;  // every .loc, in source order
   auto note_loc = [&](const Directive& d) {
-    if (d.name == ".loc" && d.args.size() > 5 && d.args[4] == "function_name") locs.push_back(&d);
+    if (d.name == ".loc") locs.push_back(&d);
   };
   for (auto& item : ctx.module.items) {
     if (auto* d = std::get_if<Directive>(&item.node)) {
@@ -266,8 +289,24 @@ void check_loc_function_names(CheckContext& ctx) {
       });
     }
   }
-  std::unordered_set<std::string_view> reported;  // one error per name, at its first .loc, as ptxas gives one
+  std::set<std::array<uint64_t, 3>> seen;  // the locations of the .locs so far
   for (const Directive* d : locs) {
+    if (auto own = loc_numbers(d->args, 0)) seen.insert(*own);
+    auto at = std::find(d->args.begin(), d->args.end(), Text("inlined_at"));
+    if (at == d->args.end()) continue;
+    auto where = loc_numbers(d->args, static_cast<size_t>(at - d->args.begin()) + 1);
+    if (!where || seen.count(*where)) continue;
+    auto& e = ctx.diags.error(d->loc,
+                              fmt::format("inlined_at {} {} {} is not the location of an earlier .loc", (*where)[0],
+                                          (*where)[1], (*where)[2]),
+                              "loc-inlined-at");
+    e.length = 4;  // ".loc"
+    e.hint = fmt::format("inlined_at names the call site: put '.loc {} {} {}' on the call's code before this .loc",
+                         (*where)[0], (*where)[1], (*where)[2]);
+  }
+  std::unordered_set<std::string_view> reported;
+  for (const Directive* d : locs) {
+    if (d->args.size() <= 5 || d->args[4] != "function_name") continue;
     std::string_view name = d->args[5];
     if (defined.count(name) || !reported.insert(name).second) continue;
     auto& e = ctx.diags.error(d->loc, fmt::format(".loc names function '{}', a label no debug section defines", name),
@@ -283,7 +322,7 @@ void check_loc_function_names(CheckContext& ctx) {
 
 void check_module_rules(CheckContext& ctx) {
   check_header_order(ctx);
-  check_loc_function_names(ctx);
+  check_loc_directives(ctx);
   for (size_t i = 0; i < ctx.module.items.size(); ++i) {
     auto* f = std::get_if<Function>(&ctx.module.items[i].node);
     if (!f) continue;

@@ -538,3 +538,53 @@ TEST(RuleAgreement, LocFunctionNameNeedsALabel) {
 
 }  // namespace
 }  // namespace ptxforge::ptx
+
+namespace ptxforge::ptx {
+namespace {
+
+// `inlined_at F L C` must name the location of an earlier .loc anywhere in the module (an
+// earlier function's counts; so does an inlined .loc's own location); the exact triple, in
+// source order. Each module is judged by ptxas; we must flag exactly where it does.
+TEST(RuleAgreement, LocInlinedAtNeedsAnEarlierLoc) {
+  if (!find_cuda_tool("ptxas")) GTEST_SKIP() << "ptxas not installed";
+  auto module = [](const std::string& k1, const std::string& k2) {
+    auto entry = [](const std::string& name, const std::string& body) {
+      return ".visible .entry " + name + "(.param .u64 p)\n{\n\t.reg .b64 %rd<3>;\n" + body + "\tret;\n}\n";
+    };
+    return ".version 8.0\n.target sm_90\n.address_size 64\n\t.file\t1 \"/tmp/a.cu\"\n\t.file\t2 \"/tmp/b.h\"\n" +
+           entry("k1", k1) + entry("k2", k2) + "\t.section\t.debug_str\n\t{\n$L__info_string0:\n.b8 95,90,0\n\t}\n";
+  };
+  const std::string inlined = "\t.loc\t2 7 3, function_name $L__info_string0, inlined_at 1 4 3\n\tld.param.u64 %rd1, [p];\n";
+  const std::string plain = "\t.loc\t1 4 3\n\tld.param.u64 %rd1, [p];\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {plain + inlined, ""},                                    // the call site first
+      {inlined, ""},                                            // no earlier .loc
+      {plain, inlined},                                         // in an earlier function
+      {"\t.loc\t1 9 9\n\t.loc\t1 4 3, function_name $L__info_string0, inlined_at 1 9 9\n" + inlined, ""},  // nested
+      {"\t.loc\t1 4 3, function_name $L__info_string0, inlined_at 1 9 9\n\tld.param.u64 %rd1, [p];\n", ""},
+      {inlined + "\t.loc\t1 4 3\n", ""},                        // only later
+      {"\t.loc\t1 4 5\n" + inlined, ""},                        // another column
+      {"\t.loc\t1 4 3\n" + inlined + inlined, ""},              // used twice, fine
+      {inlined + inlined, ""},                                  // used twice, missing: flagged twice
+  };
+  int rejected = 0;
+  for (auto& [k1, k2] : cases) {
+    std::string text = module(k1, k2);
+    toolchain::AssembleOptions o;
+    o.arch = "sm_90";
+    auto as = toolchain::assemble_with_ptxas(text, o);
+    ASSERT_TRUE(as) << as.error().message;
+    std::vector<uint32_t> theirs, ours;
+    for (auto& d : as->diags.list())
+      if (d.severity == Severity::error) theirs.push_back(d.loc.line);
+    auto r = check_source(text);
+    for (auto& d : r.diags.list())
+      if (d.severity == Severity::error) ours.push_back(d.loc.line);
+    rejected += as->ok ? 0 : 1;
+    EXPECT_EQ(ours, theirs) << text << "\nptxas: " << as->log;
+  }
+  EXPECT_GE(rejected, 4);
+}
+
+}  // namespace
+}  // namespace ptxforge::ptx
