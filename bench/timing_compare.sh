@@ -5,6 +5,7 @@
 # reference, with the after/before ratio. The events bracket the kernel launches alone, so the
 # ratios should stay within noise; a size set whose candidate median moves by more than TOL
 # (default 0.15) and lasts at least 0.02 ms is marked DIFF, and the exit code is then 1.
+# TIMING_DIR keeps the run records there (default: a temporary folder, removed at the end).
 #   bench/timing_compare.sh build-main/tools/ptxforge/ptxforge build-gpu/tools/ptxforge/ptxforge [R]
 set -uo pipefail
 before=${1:?usage: timing_compare.sh BEFORE_PTXFORGE AFTER_PTXFORGE [ROUNDS]}
@@ -12,8 +13,13 @@ after=${2:?usage: timing_compare.sh BEFORE_PTXFORGE AFTER_PTXFORGE [ROUNDS]}
 rounds=${3:-3}
 tol=${TOL:-0.15}
 root=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+if [[ -n ${TIMING_DIR:-} ]]; then
+  work=$TIMING_DIR
+  mkdir -p "$work"
+else
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+fi
 for sol in "$root"/tasks/level1/*/solution.ptx; do
   task=$(basename "$(dirname "$sol")")
   for ((r = 1; r <= rounds; ++r)); do
