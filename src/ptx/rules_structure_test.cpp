@@ -494,12 +494,6 @@ TEST(RuleAgreement, MbarrierOperands) {
   expect_agreement(agree_with_ptxas(cases, RuleHeader{}), "mbarrier-operand", 60);
 }
 
-}  // namespace
-}  // namespace ptxforge::ptx
-
-namespace ptxforge::ptx {
-namespace {
-
 // `.loc ..., function_name N, inlined_at ...` needs N defined as a label somewhere in the
 // module (nvcc puts it in .debug_str). Whole modules, judged by ptxas as they are: the name
 // defined, misspelt at the definition, and misspelt with a code label of the name (which ptxas
@@ -535,12 +529,6 @@ TEST(RuleAgreement, LocFunctionNameNeedsALabel) {
     EXPECT_EQ(errors, as->ok ? 0 : 1) << text << "\nptxas: " << as->log;
   }
 }
-
-}  // namespace
-}  // namespace ptxforge::ptx
-
-namespace ptxforge::ptx {
-namespace {
 
 // `inlined_at F L C` must name the location of an earlier .loc anywhere in the module (an
 // earlier function's counts; so does an inlined .loc's own location); the exact triple, in
