@@ -1,7 +1,7 @@
 // The host-side plan of a timing run, kept apart from the driver so that it is tested in CI:
 // how many input sets a size set is timed on, which set each trial uses, which trials are
 // checked against the reference afterwards, and how a failed check reads. The worker's
-// timing loop (gpu/executor.cpp) follows the plan; nothing of it is visible to the kernel
+// timing loop (gpu/executor_timing.cpp) follows the plan; nothing of it is visible to the kernel
 // (the kernel sees only its buffers, which are refreshed before every trial).
 #pragma once
 
