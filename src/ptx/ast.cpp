@@ -10,6 +10,15 @@ std::string Instruction::full_opcode() const {
   return s;
 }
 
+std::string_view Instruction::spelling() const {
+  const char* end = opcode.data() + opcode.size();
+  for (auto& m : mods) {
+    if (m.data() != end) return {};
+    end += m.size();
+  }
+  return {opcode.data(), static_cast<size_t>(end - opcode.data())};
+}
+
 bool Instruction::has_mod(std::string_view m) const {
   for (auto& x : mods)
     if (x == m) return true;

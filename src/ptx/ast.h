@@ -149,6 +149,9 @@ struct Instruction {
     return guard == o.guard && opcode == o.opcode && mods == o.mods && operands == o.operands;
   }
   std::string full_opcode() const;  // "ld.global.v4.f32"
+  // The opcode and its modifiers as one view into the source when they stand there unbroken
+  // (as written, "ld.global.v4.f32"), else empty.
+  std::string_view spelling() const;
   bool has_mod(std::string_view m) const;
 };
 

@@ -3,8 +3,6 @@
 
 #include <optional>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "ptx/ast.h"
@@ -13,6 +11,7 @@
 #include "ptx/target.h"
 #include "ptx/validator.h"
 #include "util/diagnostic.h"
+#include "util/flat_map.h"
 #include "util/small_vector.h"
 
 namespace ptxforge::ptx {
@@ -32,6 +31,7 @@ struct Resolved {
 };
 
 struct CheckContext {
+  CheckContext(const Module& m, Diagnostics& d, const ValidateOptions& o) : module(m), diags(d), opts(o) {}
   const Module& module;
   Diagnostics& diags;
   const ValidateOptions& opts;
@@ -41,21 +41,30 @@ struct CheckContext {
   // Keyed by views into the module.
   // Labels are block-scoped like variables: one frame per enclosing `{ }`, innermost last.
   // A label is visible in its block (also before its definition) and in blocks inside it.
-  std::vector<std::unordered_map<std::string_view, SourceLoc>> label_scopes;
-  std::unordered_map<std::string_view, SourceLoc> function_labels;  // every label, any block
+  std::vector<FlatMap<std::string_view, SourceLoc>> label_scopes;
+  FlatMap<std::string_view, SourceLoc> function_labels;  // every label, any block
   const SourceLoc* find_label(std::string_view name) const {
     for (auto it = label_scopes.rbegin(); it != label_scopes.rend(); ++it)
       if (auto f = it->find(name); f != it->end()) return &f->second;
     return nullptr;
   }
-  std::unordered_map<std::string_view, const Directive*> prototypes;  // label: .callprototype ...
-  std::unordered_map<std::string_view, const Function*> functions;
-  std::unordered_map<const Instruction*, Resolved> resolved;  // filled by check_instruction
+  FlatMap<std::string_view, const Directive*> prototypes;  // label: .callprototype ...
+  FlatMap<std::string_view, const Function*> functions;
+  // The current function's instructions in source order with their resolution, filled by the
+  // walk for the function-wide checks that follow it (check_llm_pitfalls.cpp).
+  std::vector<std::pair<const Instruction*, Resolved>> fn_instructions;
+  // Opcode spellings ("ld.global.nc.v4.f32") whose resolution and every check that depends on
+  // the spelling alone (modifiers, version and target) passed: a later instruction spelled the
+  // same reuses the resolution and skips those checks. The module's header is fixed while it
+  // is validated, so the answer cannot change.
+  FlatMap<std::string_view, Resolved> clean_spellings;
   // Module items are declared in order for ptxas: the index of the item being checked and
   // the first item that declares each function.
   size_t item_index = 0;
-  std::unordered_map<std::string_view, size_t> function_first_item;
-  std::unordered_set<std::string_view> branch_tables;  // labels of .branchtargets in the current function
+  FlatMap<std::string_view, size_t> function_first_item;
+  size_t last_first_item = 0;          // the largest index in function_first_item
+  bool percent_function_name = false;  // a function named like a register (%f): legal, rare
+  FlatSet<std::string_view> branch_tables;  // labels of .branchtargets in the current function
   bool want_warnings() const { return opts.warnings; }
 };
 
@@ -73,8 +82,8 @@ void collect_prototypes(CheckContext& ctx, const Function& f);
 void push_label_scope(CheckContext& ctx, const Block& b);  // the labels defined directly in `b`
 
 // check_instructions.cpp
-Resolved resolve(CheckContext& ctx, const Instruction& ins, bool report);
-void check_instruction(CheckContext& ctx, const Instruction& ins);
+Resolved resolve(CheckContext& ctx, const Instruction& ins);
+Resolved check_instruction(CheckContext& ctx, const Instruction& ins);
 void check_branch_targets_directive(CheckContext& ctx, const Directive& d);
 
 // check_modifier_rules.cpp: modifiers a form requires or refuses (missing-/illegal-modifier)
@@ -95,7 +104,7 @@ bool compatible_types(std::string_view reg, std::string_view ins);
 // check_structure.cpp: rules on single instructions beyond the ISA table (special registers,
 // branch targets, read-only spaces, address widths, mbarrier operands, declaration order).
 void collect_branch_tables(CheckContext& ctx, const Function& f);
-void check_structure(CheckContext& ctx, const Instruction& ins);
+void check_structure(CheckContext& ctx, const Instruction& ins, const Resolved& r);
 
 // check_module_rules.cpp: .address_size, entry-only directives, initializers, module-scope spaces.
 void check_module_rules(CheckContext& ctx);

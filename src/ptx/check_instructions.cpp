@@ -56,13 +56,10 @@ std::string foreign_mnemonic_hint(std::string_view op) {
 
 }  // namespace
 
-Resolved resolve(CheckContext& ctx, const Instruction& ins, bool report) {
-  if (!report)
-    if (auto it = ctx.resolved.find(&ins); it != ctx.resolved.end()) return it->second;
+Resolved resolve(CheckContext& ctx, const Instruction& ins) {
   Resolved r;
   r.family = find_family(ins.opcode, ins.mods, &r.consumed);
   if (!r.family) {
-    if (!report) return r;
     std::string full = ins.full_opcode();
     if (is_known_opcode(ins.opcode)) {
       // "cp.async.bulk.tensr": the first word is fine, the family is not.
@@ -301,17 +298,24 @@ void check_call(CheckContext& ctx, const Instruction& ins) {
 
 }  // namespace
 
-void check_instruction(CheckContext& ctx, const Instruction& ins) {
-  Resolved r = resolve(ctx, ins, true);
-  ctx.resolved.emplace(&ins, r);
-  if (!r.family) {
-    check_names(ctx, ins, r);
-    return;
+Resolved check_instruction(CheckContext& ctx, const Instruction& ins) {
+  std::string_view spelling = ins.spelling();
+  Resolved r;
+  if (auto it = spelling.empty() ? ctx.clean_spellings.end() : ctx.clean_spellings.find(spelling);
+      it != ctx.clean_spellings.end()) {
+    r = it->second;
+  } else {
+    size_t before = ctx.diags.list().size();
+    r = resolve(ctx, ins);
+    if (!r.family) {
+      check_names(ctx, ins, r);
+      return r;
+    }
+    if (r.family->detailed) check_modifiers(ctx, ins, r);
+    if (ctx.diags.list().size() == before) check_modifier_rules(ctx, ins, r);
+    check_version_and_target(ctx, ins, r);
+    if (!spelling.empty() && ctx.diags.list().size() == before) ctx.clean_spellings.emplace(spelling, r);
   }
-  size_t before = ctx.diags.list().size();
-  if (r.family->detailed) check_modifiers(ctx, ins, r);
-  if (ctx.diags.list().size() == before) check_modifier_rules(ctx, ins, r);
-  check_version_and_target(ctx, ins, r);
   check_names(ctx, ins, r);
   if (r.family->detailed) check_operands(ctx, ins, r);
   check_immediate_values(ctx, ins, r);
@@ -320,6 +324,7 @@ void check_instruction(CheckContext& ctx, const Instruction& ins) {
     check_fragments(ctx, ins, r);
   check_state_space(ctx, ins, r);
   if (r.family->name == "call") check_call(ctx, ins);
+  return r;
 }
 
 void check_branch_targets_directive(CheckContext& ctx, const Directive& d) {

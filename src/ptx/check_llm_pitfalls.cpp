@@ -7,8 +7,6 @@
 //                      the thread index
 #include <algorithm>
 #include <charconv>
-#include <unordered_map>
-#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -23,7 +21,7 @@ bool first_operand_is_dest(const Instruction& ins, const Resolved& r) {
   if (!r.family) return false;
   std::string_view ops = r.family->operands;
   if (!ops.empty() && (ops[0] == 'd' || ops[0] == 'w' || ops[0] == 'p')) return true;
-  static const std::unordered_set<std::string_view> extra = {
+  static const FlatSet<std::string_view> extra = {
       "popc", "clz", "bfind", "getctarank", "mbarrier.pending_count", "shfl.sync", "vote.sync", "match.sync",
       "elect.sync", "set", "slct", "dp4a", "dp2a", "lop3", "cvt.pack", "createpolicy", "multimem.ld_reduce", "mma",
       "ldmatrix", "mbarrier.arrive", "mbarrier.arrive_drop", "wgmma.mma_async", "isspacep", "atom", "tex", "tld4",
@@ -36,7 +34,7 @@ bool first_operand_is_dest(const Instruction& ins, const Resolved& r) {
 void names_in(const Operand& o, ExprRefs& out) { collect_names(o, out); }
 
 bool has_header_style_qualifier(const Instruction& ins) {
-  static const std::unordered_set<std::string_view> qualifiers = {
+  static const FlatSet<std::string_view> qualifiers = {
       ".nc", ".ca", ".cg", ".cs", ".lu", ".cv", ".wb", ".wt", ".volatile", ".relaxed", ".acquire", ".release",
       ".acq_rel", ".weak", ".mmio", ".cta", ".cluster", ".gpu", ".sys", ".L2::cache_hint"};
   for (auto m : ins.mods)
@@ -59,9 +57,8 @@ bool is_reg_name(std::string_view n) { return !n.empty() && n[0] == '%' && !is_s
 struct FunctionWalk {
   CheckContext& ctx;
   const Function& f;
-  std::vector<const Instruction*> instrs;
   bool has_backward_branch = false;
-  std::unordered_set<std::string_view> declared_regs;
+  FlatSet<std::string_view> declared_regs;
   std::vector<std::pair<std::string_view, uint32_t>> declared_ranges;
 
   void declare(const VarDecl& d) {
@@ -73,14 +70,13 @@ struct FunctionWalk {
   }
 
   void collect() {
-    std::unordered_set<std::string_view> seen_labels;
+    FlatSet<std::string_view> seen_labels;
     for (auto& p : f.params) declare(p);
     for (auto& p : f.rets) declare(p);
     for_each_statement(*f.body, [&](const Statement& s) {
       if (auto* d = std::get_if<VarDecl>(&s.node)) declare(*d);
       if (auto* l = std::get_if<Label>(&s.node)) seen_labels.insert(l->name);
       if (auto* ins = std::get_if<Instruction>(&s.node)) {
-        instrs.push_back(ins);
         if (ins->opcode == "bra" || ins->opcode == "brx") {
           for (auto& o : ins->operands) {
             ExprRefs ns;
@@ -97,7 +93,7 @@ struct FunctionWalk {
 
 void check_uninitialized(CheckContext& ctx, FunctionWalk& w) {
   // Inputs: .reg parameters of a .func.
-  std::unordered_map<std::string_view, size_t> first_write;
+  FlatMap<std::string_view, size_t> first_write;
   for (auto* list : {&w.f.params, &w.f.rets})
     for (auto& p : *list)
       if (p.space == ".reg")
@@ -107,9 +103,9 @@ void check_uninitialized(CheckContext& ctx, FunctionWalk& w) {
     size_t index;
   };
   std::vector<Read> reads;
-  for (size_t i = 0; i < w.instrs.size(); ++i) {
-    const Instruction& ins = *w.instrs[i];
-    Resolved r = resolve(ctx, ins, false);
+  for (size_t i = 0; i < ctx.fn_instructions.size(); ++i) {
+    const Instruction& ins = *ctx.fn_instructions[i].first;
+    const Resolved& r = ctx.fn_instructions[i].second;
     if (!r.family || !r.family->detailed) {
       if (ins.opcode != "call") return;  // unknown semantics: no claims about this function
     }
@@ -141,7 +137,7 @@ void check_uninitialized(CheckContext& ctx, FunctionWalk& w) {
     return w.declared_regs.count(n) > 0 || std::any_of(w.declared_ranges.begin(), w.declared_ranges.end(),
                                                         [&](auto& r) { return in_range(n, r.first, r.second); });
   };
-  std::unordered_set<std::string_view> reported;
+  FlatSet<std::string_view> reported;
   for (auto& rd : reads) {
     std::string_view n = rd.name->text;
     if (!is_reg_name(n) || reported.count(n) || !declared(n)) continue;
@@ -162,16 +158,15 @@ void check_uninitialized(CheckContext& ctx, FunctionWalk& w) {
 }
 
 void check_cvta_and_barriers(CheckContext& ctx, FunctionWalk& w) {
-  std::unordered_set<std::string_view> param_ptr;   // holds a kernel parameter pointer, not converted
-  std::unordered_set<std::string_view> thread_dep;  // depends on the thread index
-  std::unordered_set<std::string_view> warned;
-  std::unordered_set<std::string_view> entry_params;
+  FlatSet<std::string_view> param_ptr;   // holds a kernel parameter pointer, not converted
+  FlatSet<std::string_view> thread_dep;  // depends on the thread index
+  FlatSet<std::string_view> warned;
+  FlatSet<std::string_view> entry_params;
   if (w.f.is_entry)
     for (auto& p : w.f.params)
       for (auto& n : p.names) entry_params.insert(n.name);
-  for (const Instruction* ip : w.instrs) {
+  for (auto& [ip, r] : ctx.fn_instructions) {
     const Instruction& ins = *ip;
-    Resolved r = resolve(ctx, ins, false);
     if (!r.family) continue;
     std::string_view fam = r.family->name;
     bool dest_first = first_operand_is_dest(ins, r) && !ins.operands.empty() &&
@@ -256,7 +251,8 @@ void check_setmaxnreg(CheckContext& ctx, FunctionWalk& w) {
     minnctapersm |= p.name == ".minnctapersm";
   }
   if (maxntid && minnctapersm) return;
-  for (const Instruction* ins : w.instrs) {
+  for (auto& entry : ctx.fn_instructions) {
+    const Instruction* ins = entry.first;
     if (ins->opcode != "setmaxnreg") continue;
     auto& d = ctx.diags.warning(ins->loc, fmt::format("'{}' in kernel '{}' without a register cap: ptxas ignores it "
                                                       "(C7508)", ins->full_opcode(), w.f.name), "setmaxnreg-no-cap");
@@ -270,7 +266,7 @@ void check_setmaxnreg(CheckContext& ctx, FunctionWalk& w) {
 }  // namespace
 
 void check_function_pitfalls(CheckContext& ctx, const Function& f) {
-  FunctionWalk w{ctx, f, {}, false, {}, {}};
+  FunctionWalk w{ctx, f, false, {}, {}};
   w.collect();
   check_uninitialized(ctx, w);
   check_cvta_and_barriers(ctx, w);

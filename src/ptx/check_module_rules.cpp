@@ -15,7 +15,6 @@
 #include <cstdlib>
 #include <optional>
 #include <set>
-#include <unordered_set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -269,26 +268,28 @@ std::optional<std::array<uint64_t, 3>> loc_numbers(const List<Text>& args, size_
 // - F2 L2 C2 must be the location of an earlier .loc in the module, in any function (ptxas:
 //   "Source location F2 L2 C2 used in inlined_at directive must be used in a preceding .loc
 //   directive"), reported at each .loc, as ptxas does.
+bool names_function(const Directive& loc) { return loc.args.size() > 5 && loc.args[4] == "function_name"; }
+
 void check_loc_directives(CheckContext& ctx) {
-  std::unordered_set<std::string_view> defined;
   std::vector<const Directive*> locs;  // every .loc, in source order
+  std::vector<const Directive*> sections;
   auto note_loc = [&](const Directive& d) {
     if (d.name == ".loc") locs.push_back(&d);
   };
   for (auto& item : ctx.module.items) {
     if (auto* d = std::get_if<Directive>(&item.node)) {
       note_loc(*d);
-      if (d->name != ".section") continue;
-      for (std::string_view line : d->body) {
-        size_t colon = line.find(':');
-        if (colon != std::string_view::npos && colon > 0) defined.insert(trim(line.substr(0, colon)));
-      }
+      if (d->name == ".section") sections.push_back(d);
     } else if (auto* f = std::get_if<Function>(&item.node); f && f->body) {
       for_each_statement(*f->body, [&](const Statement& s) {
         if (auto* d = std::get_if<Directive>(&s.node)) note_loc(*d);
       });
     }
   }
+  // Modules built with -G have tens of thousands of plain .locs and no inlined_at or
+  // function_name: then there is nothing to look up.
+  bool inlined = std::any_of(locs.begin(), locs.end(), [](const Directive* d) { return d->args.size() > 4; });
+  if (!inlined) return;
   std::set<std::array<uint64_t, 3>> seen;  // the locations of the .locs so far
   for (const Directive* d : locs) {
     if (auto own = loc_numbers(d->args, 0)) seen.insert(*own);
@@ -304,9 +305,16 @@ void check_loc_directives(CheckContext& ctx) {
     e.hint = fmt::format("inlined_at names the call site: put '.loc {} {} {}' on the call's code before this .loc",
                          (*where)[0], (*where)[1], (*where)[2]);
   }
-  std::unordered_set<std::string_view> reported;
+  if (std::none_of(locs.begin(), locs.end(), [](const Directive* d) { return names_function(*d); })) return;
+  FlatSet<std::string_view> defined;  // labels at the start of debug-section lines
+  for (const Directive* d : sections)
+    for (std::string_view line : d->body) {
+      size_t colon = line.find(':');
+      if (colon != std::string_view::npos && colon > 0) defined.insert(trim(line.substr(0, colon)));
+    }
+  FlatSet<std::string_view> reported;
   for (const Directive* d : locs) {
-    if (d->args.size() <= 5 || d->args[4] != "function_name") continue;
+    if (!names_function(*d)) continue;
     std::string_view name = d->args[5];
     if (defined.count(name) || !reported.insert(name).second) continue;
     auto& e = ctx.diags.error(d->loc, fmt::format(".loc names function '{}', a label no debug section defines", name),
@@ -326,7 +334,8 @@ void check_module_rules(CheckContext& ctx) {
   for (size_t i = 0; i < ctx.module.items.size(); ++i) {
     auto* f = std::get_if<Function>(&ctx.module.items[i].node);
     if (!f) continue;
-    ctx.function_first_item.emplace(f->name, i);
+    if (ctx.function_first_item.emplace(f->name, i).second) ctx.last_first_item = i;
+    ctx.percent_function_name |= f->name.starts_with('%');
     check_function_directives(ctx, *f);
     check_parameters(ctx, *f);
   }

@@ -328,10 +328,12 @@ std::string prototype_of(const Function& f) {
 // ptxas reads a module top to bottom: a function named before its declaration or definition
 // is an unknown symbol ("Call to 'f' requires call prototype").
 void check_declaration_order(CheckContext& ctx, const Instruction& ins) {
+  if (ctx.last_first_item <= ctx.item_index) return;  // every function is declared by now
   for (auto& o : ins.operands) {
     ExprRefs names;
     collect_names(o, names);
     for (const Expr* n : names) {
+      if (n->text.starts_with('%') && !ctx.percent_function_name) continue;  // a register
       auto it = ctx.function_first_item.find(n->text);
       if (it == ctx.function_first_item.end() || it->second <= ctx.item_index) continue;
       const SymbolInfo* s = ctx.scopes.find(n->text);
@@ -357,10 +359,7 @@ void collect_branch_tables(CheckContext& ctx, const Function& f) {
   });
 }
 
-void check_structure(CheckContext& ctx, const Instruction& ins) {
-  auto it = ctx.resolved.find(&ins);
-  if (it == ctx.resolved.end() || !it->second.family) return;
-  const Resolved& r = it->second;
+void check_structure(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
   check_special_registers(ctx, ins, r);
   check_branches(ctx, ins, r);
   check_read_only(ctx, ins, r);

@@ -1,7 +1,6 @@
 #include "ptx/symbols.h"
 
 #include <charconv>
-#include <unordered_set>
 
 namespace ptxforge::ptx {
 
@@ -86,10 +85,28 @@ std::string_view base_of(std::string_view name) {
 }
 }  // namespace
 
+// Most names asked about are ordinary registers (%r12, %rd3, %f7, %p1): none of the special
+// registers below starts with %f, %h or %b, the only one starting with %r is %reserved_..., and
+// the only ones starting with %p are %pm0..%pm7 and their _64 forms.
+namespace {
+bool cannot_be_special(std::string_view name) {
+  if (name.size() < 3 || name[0] != '%') return false;
+  switch (name[1]) {
+    case 'f':
+    case 'h':
+    case 'b': return true;
+    case 'r': return name[2] != 'e';
+    case 'p': return name[2] != 'm';
+    default: return false;
+  }
+}
+}  // namespace
+
 std::string_view special_register_type(std::string_view name) {
+  if (cannot_be_special(name)) return "";
   // One lookup of the name without its component (%tid.x -> %tid).
-  static const std::unordered_map<std::string_view, std::string_view> types = [] {
-    std::unordered_map<std::string_view, std::string_view> t;
+  static const FlatMap<std::string_view, std::string_view> types = [] {
+    FlatMap<std::string_view, std::string_view> t;
     for (std::string_view n :
          {"%tid", "%ntid", "%laneid", "%warpid", "%nwarpid", "%ctaid", "%nctaid", "%smid", "%nsmid", "%lanemask_eq",
           "%lanemask_le", "%lanemask_lt", "%lanemask_ge", "%lanemask_gt", "%clock", "%clock_hi", "%total_smem_size",
@@ -128,7 +145,7 @@ bool is_vector_special_register(std::string_view name) {
 }
 
 bool is_x86_register(std::string_view name) {
-  static const std::unordered_set<std::string_view> names = {
+  static const FlatSet<std::string_view> names = {
       "%rax", "%rbx", "%rcx", "%rdx", "%rsi", "%rdi", "%rsp", "%rbp", "%rip", "%eax", "%ebx", "%ecx",
       "%edx", "%esi", "%edi", "%esp", "%ebp", "%ax",  "%bx",  "%cx",  "%dx",  "%al",  "%ah",  "%bl",
       "%cl",  "%dl",  "%r8d", "%r9d", "%r10d", "%r11d", "%r12d", "%r13d", "%r14d", "%r15d"};

@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "ptx/ast.h"
+#include "util/flat_map.h"
 
 namespace ptxforge::ptx {
 
@@ -27,14 +27,15 @@ struct SymbolInfo {
 class Scope {
  public:
   // Adds a name; returns the earlier declaration when the name is already in this scope.
-  // Names are views into the module, which outlives every scope.
+  // Names are views into the module, which outlives every scope. A returned pointer is valid
+  // until the next add to the same scope.
   const SymbolInfo* add(std::string_view name, SymbolInfo info);
   // Adds %prefix<count>; returns an earlier declaration it clashes with in this scope.
   const SymbolInfo* add_range(std::string_view prefix, uint32_t count, SymbolInfo info);
   const SymbolInfo* find(std::string_view name) const;
 
  private:
-  std::unordered_map<std::string_view, SymbolInfo> names_;
+  FlatMap<std::string_view, SymbolInfo> names_;
   struct Range {
     std::string_view prefix;
     uint32_t count;

@@ -16,8 +16,9 @@ void walk_block(CheckContext& ctx, const Block& b) {
       declare(ctx, *d);
       check_variable_rules(ctx, *d, false);
     } else if (auto* ins = std::get_if<Instruction>(&s.node)) {
-      check_instruction(ctx, *ins);
-      check_structure(ctx, *ins);
+      Resolved r = check_instruction(ctx, *ins);
+      if (r.family) check_structure(ctx, *ins, r);
+      ctx.fn_instructions.emplace_back(ins, r);
     } else if (auto* inner = std::get_if<Block>(&s.node)) {
       walk_block(ctx, *inner);
     } else if (auto* dir = std::get_if<Directive>(&s.node)) {
@@ -30,6 +31,7 @@ void walk_block(CheckContext& ctx, const Block& b) {
 
 void walk_function(CheckContext& ctx, const Function& f) {
   ctx.fn = &f;
+  ctx.fn_instructions.clear();
   collect_prototypes(ctx, f);
   collect_branch_tables(ctx, f);
   ctx.scopes.push();
@@ -44,7 +46,7 @@ void walk_function(CheckContext& ctx, const Function& f) {
 }  // namespace
 
 void validate(const Module& m, Diagnostics& diags, const ValidateOptions& opts) {
-  CheckContext ctx{m, diags, opts, {}, {}, nullptr, {}, {}, {}, {}, {}, 0, {}, {}};
+  CheckContext ctx(m, diags, opts);
   check_module_header(ctx);
   check_module_rules(ctx);
   ctx.scopes.push();  // module scope
