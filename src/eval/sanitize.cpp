@@ -110,6 +110,7 @@ std::vector<std::string> sanitizer_argv(const std::string& sanitizer, SanitizerT
 }
 
 std::vector<std::string> sanitizer_size_sets(const task::Task& t, SanitizerTool tool) {
+  if (!t.sanitize_sizes.empty()) return t.sanitize_sizes;
   std::vector<const task::SizeSet*> sets = t.size_sets(true);
   std::stable_sort(sets.begin(), sets.end(), [&](auto* a, auto* b) { return case_bytes(t, *a) < case_bytes(t, *b); });
   std::vector<std::string> out;

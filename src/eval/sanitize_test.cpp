@@ -89,6 +89,10 @@ TEST(SanitizerLog, SizeSetsWhereEachToolBites) {
   EXPECT_EQ(sanitizer_size_sets(t, SanitizerTool::memcheck), (std::vector<std::string>{"tiny", "small", "odd", "large"}))
       << "192 MiB of buffers still fits";
   EXPECT_EQ(sanitizer_size_sets(t, SanitizerTool::racecheck), (std::vector<std::string>{"small", "tiny"}));
+  task::Task named = t;
+  named.sanitize_sizes = {"odd"};
+  for (auto tool : {SanitizerTool::memcheck, SanitizerTool::racecheck, SanitizerTool::synccheck, SanitizerTool::initcheck})
+    EXPECT_EQ(sanitizer_size_sets(named, tool), (std::vector<std::string>{"odd"})) << "the task's own choice wins";
   task::Task r = *task::load_task(kRoot + "/tasks/level1/reduce_sum");  // large: 2^26 floats, 256 MiB + 4 bytes
   auto sets = sanitizer_size_sets(r, SanitizerTool::synccheck);
   EXPECT_EQ(std::find(sets.begin(), sets.end(), "large"), sets.end()) << "too large for a sanitized run";

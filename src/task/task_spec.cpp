@@ -464,7 +464,6 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
   if (auto* req = root["required_instructions"].as_array())
     for (auto& t : *req)
       if (auto s = t.value<std::string>()) task.required_instructions.push_back(*s);
-  if (auto b = root["racecheck"].value<bool>()) task.racecheck = *b;
   if (const toml::table* me = root["min_executed"].as_table()) {
     for (auto& [k, v] : *me) {
       std::string family(k.str());
@@ -530,6 +529,24 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
     }
     if (base.library == "cublaslt_matmul") check_lt_matmul_types(r, b, task, base);
     task.baseline = base;
+  }
+  if (const toml::array* sets = root["sanitize_sizes"].as_array()) {
+    std::vector<std::string_view> names;
+    for (auto& s : task.sizes) names.push_back(s.name);
+    for (auto& v : *sets) {
+      auto name = v.value<std::string>();
+      if (!name) {
+        r.error(&v, "sanitize_sizes lists size-set names (strings)");
+      } else if (std::find(names.begin(), names.end(), *name) == names.end()) {
+        std::string guess = closest_match(*name, names);
+        r.error(&v, fmt::format("sanitize_sizes names '{}', which is not a size set{}", *name,
+                                guess.empty() ? "" : fmt::format("; did you mean '{}'?", guess)));
+      } else {
+        task.sanitize_sizes.push_back(*name);
+      }
+    }
+  } else if (root["sanitize_sizes"]) {
+    r.error(root.get("sanitize_sizes"), "sanitize_sizes is a list of size-set names, e.g. [\"small\"]");
   }
   bool has_output = false;
   for (auto& p : task.params) has_output = has_output || p.is_output();

@@ -89,7 +89,10 @@ struct Task {
   std::map<std::string, SizeExpr> min_executed;
   std::string min_target = "sm_80";
   double time_budget_s = 10;
-  bool racecheck = false;
+  // The size sets compute-sanitizer's tools run on, when the task names them (sanitize_sizes);
+  // empty: each tool's default (docs/task-format.md). Under racecheck a kernel runs hundreds
+  // of times slower, so a compute-heavy task names a small set where its pipeline still turns.
+  std::vector<std::string> sanitize_sizes;
   // [roofline] (required): the bytes a kernel must move and the flops it must do, for
   // "fraction of peak" in reports and for the physical-limit gate of the time stage. Both
   // are set once a task has loaded; bytes evaluate above zero on every size set.

@@ -230,6 +230,21 @@ TEST(TaskKeys, MinExecutedNamesARequiredFamilyAndAnExpression) {
   EXPECT_NE(error_of(bad).find("q"), std::string::npos) << error_of(bad);
 }
 
+TEST(TaskKeys, SanitizeSizesNameSizeSets) {
+  auto t = parse_task(std::string("sanitize_sizes = [\"held\"]\n") + kTask, "task.toml", ".");
+  ASSERT_TRUE(t.ok()) << error_of(t);
+  EXPECT_EQ(t->sanitize_sizes, (std::vector<std::string>{"held"}));
+  auto typo = parse_task(std::string("sanitize_sizes = [\"smal\"]\n") + kTask, "task.toml", ".");
+  EXPECT_NE(error_of(typo).find("task.toml:1:19: error: sanitize_sizes names 'smal', which is not a size set; did you "
+                                "mean 'small'?"),
+            std::string::npos)
+      << error_of(typo);
+  auto scalar = parse_task(std::string("sanitize_sizes = \"small\"\n") + kTask, "task.toml", ".");
+  EXPECT_NE(error_of(scalar).find("sanitize_sizes is a list of size-set names"), std::string::npos) << error_of(scalar);
+  auto old = parse_task(std::string("racecheck = true\n") + kTask, "task.toml", ".");
+  EXPECT_NE(error_of(old).find("unknown key 'racecheck'"), std::string::npos) << error_of(old);
+}
+
 TEST(TaskRoofline, IsRequiredAndItsBytesMustBePositiveOnEverySizeSet) {
   auto missing = edited("[roofline]\nbytes = \"8 * n\"\nflops = \"n\"\n", "");
   EXPECT_NE(error_of(missing).find("missing [roofline] table"), std::string::npos) << error_of(missing);
