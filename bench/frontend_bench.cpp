@@ -16,6 +16,7 @@
 #include "ptx/front_end.h"
 #include "ptx/parser.h"
 #include "toolchain/ptxas.h"
+#include "util/heap.h"
 #include "util/paths.h"
 #include "util/text.h"
 
@@ -106,6 +107,7 @@ void compare_with_ptxas() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  keep_freed_memory();  // as `ptxforge check` does
   std::string dir = "build/tests/corpus";
   std::vector<char*> rest;
   for (int i = 0; i < argc; ++i) {

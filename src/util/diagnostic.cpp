@@ -1,6 +1,7 @@
 #include "util/diagnostic.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -17,8 +18,12 @@ std::string_view severity_name(Severity s) {
 
 SourceText::SourceText(std::string name, std::string_view text) : name_(std::move(name)), text_(text) {
   starts_.push_back(0);
-  for (uint32_t i = 0; i < text.size(); ++i)
-    if (text[i] == '\n' && i + 1 < text.size()) starts_.push_back(i + 1);
+  const char* begin = text.data();
+  const char* end = begin + text.size();
+  for (const char* p = begin; (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p))));) {
+    if (++p == end) break;
+    starts_.push_back(static_cast<uint32_t>(p - begin));
+  }
 }
 
 std::string_view SourceText::line(uint32_t line_no) const {

@@ -10,6 +10,7 @@
 #include "json_out.h"
 #include "ptx/front_end.h"
 #include "toolchain/ptxas.h"
+#include "util/heap.h"
 
 namespace ptxforge::cli {
 
@@ -37,6 +38,7 @@ int cmd_check(const std::vector<std::string>& args) {
   app.add_option("--color", color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
   if (int rc = parse_args(app, args); rc >= 0) return rc;
 
+  keep_freed_memory();
   bool use_color = color == "always" || (color == "auto" && stdout_is_tty());
   int exit_code = kExitOk;
   bool ptxas_missing = false;
