@@ -140,8 +140,9 @@ void check_uninitialized(CheckContext& ctx, FunctionWalk& w) {
   FlatSet<std::string_view> reported;
   for (auto& rd : reads) {
     std::string_view n = rd.name->text;
-    if (!is_reg_name(n) || reported.count(n) || !declared(n)) continue;
     auto it = first_write.find(n);
+    bool written_before = it != first_write.end() && (w.has_backward_branch || it->second <= rd.index);
+    if (written_before || !is_reg_name(n) || reported.count(n) || !declared(n)) continue;
     if (it == first_write.end()) {
       reported.insert(n);
       auto& d = ctx.diags.warning(rd.name->loc, fmt::format("register '{}' is read but never written in '{}'", n, w.f.name),
@@ -157,7 +158,30 @@ void check_uninitialized(CheckContext& ctx, FunctionWalk& w) {
   }
 }
 
+bool is_cta_or_warp_barrier(const Instruction& ins, std::string_view fam) {
+  return ((fam == "bar" || fam == "barrier") && !ins.has_mod(".arrive")) || ins.has_mod(".aligned");
+}
+
+// Global accesses through an unconverted parameter pointer. Only the plain forms warn: CUDA's
+// own headers apply .nc (__ldg), cache operators (__ldcs, __stwt), eviction hints and
+// memory-order qualifiers (cuda::atomic_ref, acquire loads) to generic pointers.
+bool is_plain_global_access(const Instruction& ins, std::string_view fam) {
+  return (fam == "ld" || fam == "st" || fam == "atom" || fam == "red" || fam == "ldu") && ins.has_mod(".global") &&
+         !has_header_style_qualifier(ins);
+}
+
 void check_cvta_and_barriers(CheckContext& ctx, FunctionWalk& w) {
+  if (!ctx.want_warnings()) return;
+  // Both warnings follow values through the function; a function with no guarded barrier has
+  // no use for what depends on the thread index, and only a kernel's plain global accesses can
+  // go through one of its parameters unconverted.
+  bool track_threads = false, track_params = false;
+  for (auto& [ip, r] : ctx.fn_instructions) {
+    if (!r.family) continue;
+    track_threads |= ip->guard && is_cta_or_warp_barrier(*ip, r.family->name);
+    track_params |= w.f.is_entry && !w.f.params.empty() && is_plain_global_access(*ip, r.family->name);
+  }
+  if (!track_threads && !track_params) return;
   FlatSet<std::string_view> param_ptr;   // holds a kernel parameter pointer, not converted
   FlatSet<std::string_view> thread_dep;  // depends on the thread index
   FlatSet<std::string_view> warned;
@@ -175,9 +199,8 @@ void check_cvta_and_barriers(CheckContext& ctx, FunctionWalk& w) {
     for (size_t k = 0; k < ins.operands.size(); ++k) names_in(ins.operands[k], k == 0 && dest_first ? dests : srcs);
 
     // Divergent barriers.
-    if (ins.guard && thread_dep.count(ins.guard->reg) && ctx.want_warnings()) {
-      bool barrier = ((fam == "bar" || fam == "barrier") && !ins.has_mod(".arrive")) || ins.has_mod(".aligned");
-      if (barrier) {
+    if (ins.guard && thread_dep.count(ins.guard->reg)) {
+      if (is_cta_or_warp_barrier(ins, fam)) {
         auto& d = ctx.diags.warning(ins.loc, fmt::format("'{}' is guarded by '{}', which depends on the thread index",
                                                          ins.full_opcode(), ins.guard->reg), "divergent-barrier");
         d.length = static_cast<uint32_t>(ins.full_opcode().size());
@@ -187,7 +210,8 @@ void check_cvta_and_barriers(CheckContext& ctx, FunctionWalk& w) {
     }
     bool src_thread = false, src_param = false;
     for (auto* s : srcs) {
-      if (s->text.rfind("%tid", 0) == 0 || s->text.rfind("%laneid", 0) == 0 || thread_dep.count(s->text))
+      if (track_threads &&
+          (s->text.starts_with("%tid") || s->text.starts_with("%laneid") || thread_dep.count(s->text)))
         src_thread = true;
       if (param_ptr.count(s->text)) src_param = true;
     }
@@ -211,17 +235,12 @@ void check_cvta_and_barriers(CheckContext& ctx, FunctionWalk& w) {
     } else if (dest_first) {
       for (auto* d : dests) param_ptr.erase(d->text);
     }
-    if (dest_first)
+    if (dest_first && track_threads)
       for (auto* d : dests) {
         if (src_thread) thread_dep.insert(d->text);
         else thread_dep.erase(d->text);
       }
-    // Global accesses through an unconverted parameter pointer. Only the plain forms warn:
-    // CUDA's own headers apply .nc (__ldg), cache operators (__ldcs, __stwt), eviction hints
-    // and memory-order qualifiers (cuda::atomic_ref, acquire loads) to generic pointers.
-    bool global_access = (fam == "ld" || fam == "st" || fam == "atom" || fam == "red" || fam == "ldu") &&
-                         ins.has_mod(".global") && !has_header_style_qualifier(ins);
-    if (global_access && ctx.want_warnings()) {
+    if (track_params && is_plain_global_access(ins, fam)) {
       for (auto& o : ins.operands) {
         if (o.kind != Operand::Kind::address) continue;
         ExprRefs addr;

@@ -330,6 +330,9 @@ std::string prototype_of(const Function& f) {
 void check_declaration_order(CheckContext& ctx, const Instruction& ins) {
   if (ctx.last_first_item <= ctx.item_index) return;  // every function is declared by now
   for (auto& o : ins.operands) {
+    bool plain_register = o.kind == Operand::Kind::expr && o.expr.kind == Expr::Kind::name &&
+                          o.expr.text.starts_with('%') && !ctx.percent_function_name;
+    if (plain_register) continue;
     ExprRefs names;
     collect_names(o, names);
     for (const Expr* n : names) {

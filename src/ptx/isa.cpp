@@ -4,9 +4,11 @@
 
 #include <array>
 #include <cassert>
+#include <cstring>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "util/flat_map.h"
 #include "util/text.h"
 
 namespace ptxforge::ptx {
@@ -264,9 +266,28 @@ constexpr TypeEntry kTypes[] = {
       {".surfref", {64, 'o'}},
 };
 
-// The validator asks about types several times per instruction: entries are bucketed by the
-// letter after the dot, so a lookup compares a few short strings instead of hashing.
+// A type name of at most 8 bytes as one integer: PTX text holds no NUL, so names of different
+// lengths differ too.
+uint64_t packed(std::string_view s) {
+  uint64_t k = 0;
+  std::memcpy(&k, s.data(), s.size());
+  return k;
+}
+
+// The validator asks about types several times per operand: names of up to 8 bytes (all but
+// .samplerref) are found with one integer probe; the rest are bucketed by the letter after
+// the dot, so a lookup compares a few short strings.
 const TypeInfo* find_type(std::string_view type) {
+  static const auto short_names = [] {
+    FlatMap<uint64_t, const TypeInfo*> m;
+    for (auto& e : kTypes)
+      if (e.name.size() <= 8) m.emplace(packed(e.name), &e.info);
+    return m;
+  }();
+  if (type.size() <= 8) {
+    auto it = short_names.find(packed(type));
+    return it == short_names.end() ? nullptr : it->second;
+  }
   static const auto buckets = [] {
     std::array<std::vector<const TypeEntry*>, 128> b;
     for (auto& e : kTypes) b[static_cast<unsigned char>(e.name[1])].push_back(&e);

@@ -73,9 +73,13 @@ const SymbolInfo* Scope::find(std::string_view name) const {
 }
 
 const SymbolInfo* ScopeStack::find(std::string_view name) const {
-  for (size_t i = scopes_.size(); i-- > 0;)
-    if (auto* s = scopes_[i].find(name)) return s;
-  return nullptr;
+  Recent& r = recent_[(reinterpret_cast<uintptr_t>(name.data()) ^ name.size()) % recent_.size()];
+  if (r.data == name.data() && r.size == name.size() && r.data) return r.found;
+  const SymbolInfo* found = nullptr;
+  for (size_t i = scopes_.size(); i-- > 0 && !found;) found = scopes_[i].find(name);
+  r = {name.data(), name.size(), found};
+  remembered_ = true;
+  return found;
 }
 
 namespace {

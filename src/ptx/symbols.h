@@ -3,6 +3,7 @@
 // including `%r<N>` ranges. Lookups go from the innermost block outwards.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -46,16 +47,43 @@ class Scope {
 
 class ScopeStack {
  public:
-  void push() { scopes_.emplace_back(); }
-  void pop() { scopes_.pop_back(); }
-  Scope& top() { return scopes_.back(); }
-  Scope& module() { return scopes_.front(); }
+  void push() {
+    forget();
+    scopes_.emplace_back();
+  }
+  void pop() {
+    forget();
+    scopes_.pop_back();
+  }
+  // A scope to add to: what earlier lookups found may change.
+  Scope& top() {
+    forget();
+    return scopes_.back();
+  }
+  Scope& module() {
+    forget();
+    return scopes_.front();
+  }
   const Scope& at(size_t i) const { return scopes_[i]; }
   const SymbolInfo* find(std::string_view name) const;
   size_t depth() const { return scopes_.size(); }
 
  private:
+  // The checks of one instruction look its names up several times each (names, operand types,
+  // address widths, state spaces), always through the same view into the source: recent
+  // answers are kept by the view's address and length until the scopes can change.
+  struct Recent {
+    const char* data = nullptr;
+    size_t size = 0;
+    const SymbolInfo* found = nullptr;
+  };
+  void forget() {
+    if (remembered_) recent_.fill(Recent{});
+    remembered_ = false;
+  }
   std::vector<Scope> scopes_;
+  mutable std::array<Recent, 16> recent_{};
+  mutable bool remembered_ = false;
 };
 
 // %tid, %ctaid.x, %clock64, WARP_SZ ... (components included).

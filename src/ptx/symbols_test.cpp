@@ -35,5 +35,30 @@ TEST(Scope, RangesAndNamesShareAScope) {
   EXPECT_EQ(s.find("%p")->type, ".pred");
 }
 
+// Lookups are remembered; an addition through top() or module(), a push or a pop must
+// forget them, so that a name declared later (or in an inner block) is seen.
+TEST(ScopeStack, RememberedLookupsFollowDeclarations) {
+  const std::string text = "%x %x";
+  std::string_view x = std::string_view(text).substr(0, 2);
+  ScopeStack st;
+  st.push();
+  EXPECT_EQ(st.find(x), nullptr);
+  SymbolInfo outer;
+  outer.type = ".b32";
+  st.top().add(x, outer);
+  ASSERT_NE(st.find(x), nullptr);
+  EXPECT_EQ(st.find(x)->type, ".b32");
+  st.push();
+  SymbolInfo inner;
+  inner.type = ".f32";
+  st.top().add(x, inner);
+  EXPECT_EQ(st.find(x)->type, ".f32") << "the inner declaration hides the outer one";
+  st.pop();
+  EXPECT_EQ(st.find(x)->type, ".b32");
+  EXPECT_EQ(st.find(std::string_view(text).substr(3, 2))->type, ".b32") << "same name, another view";
+  st.module().add("%y", inner);
+  EXPECT_EQ(st.find("%y")->type, ".f32");
+}
+
 }  // namespace
 }  // namespace ptxforge::ptx
