@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
-#include <sstream>
 
 namespace ptxforge {
 
@@ -79,10 +79,19 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 Result<std::string> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{"cannot read '" + path + "': " + std::strerror(errno)};
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  // A regular file is read in one piece into a string of its size (a string stream would
+  // copy a large module several times); anything further (a pipe, a file that grew) after it.
+  std::string out;
+  std::error_code ec;
+  if (auto size = std::filesystem::file_size(path, ec); !ec && size > 0) {
+    out.resize(size);
+    in.read(out.data(), static_cast<std::streamsize>(size));
+    out.resize(static_cast<size_t>(in.gcount()));
+  }
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) out.append(chunk, static_cast<size_t>(in.gcount()));
   if (in.bad()) return Error{"error while reading '" + path + "'"};
-  return ss.str();
+  return out;
 }
 
 Status write_file(const std::string& path, std::string_view contents) {

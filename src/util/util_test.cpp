@@ -5,6 +5,8 @@
 #include <set>
 #include <thread>
 
+#include <sys/stat.h>
+
 #include "util/paths.h"
 
 #include "util/diagnostic.h"
@@ -148,6 +150,28 @@ TEST(TempDir, IsRemoved) {
     ASSERT_TRUE(write_file(path + "/x", "y"));
   }
   EXPECT_FALSE(read_file(path + "/x"));
+}
+
+// Whole files come back byte for byte: empty, with NULs and CRs, and larger than a read chunk;
+// so do pipes, which have no size to read up front.
+TEST(ReadFile, ReturnsEveryByteOfFilesAndPipes) {
+  auto d = TempDir::create("ptxforge-test");
+  ASSERT_TRUE(d);
+  std::string big;
+  for (int i = 0; i < 300000; ++i) big += static_cast<char>(i % 251);
+  for (const std::string& text : {std::string(), std::string("a\0b\r\n", 5), big}) {
+    ASSERT_TRUE(write_file(d->path() + "/f", text));
+    auto back = read_file(d->path() + "/f");
+    ASSERT_TRUE(back);
+    EXPECT_EQ(*back, text);
+  }
+  std::string fifo = d->path() + "/p";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] { write_file(fifo, big); });
+  auto piped = read_file(fifo);
+  writer.join();
+  ASSERT_TRUE(piped);
+  EXPECT_EQ(*piped, big);
 }
 
 }  // namespace
