@@ -329,14 +329,13 @@ std::string prototype_of(const Function& f) {
 // is an unknown symbol ("Call to 'f' requires call prototype").
 void check_declaration_order(CheckContext& ctx, const Instruction& ins) {
   if (ctx.last_first_item <= ctx.item_index) return;  // every function is declared by now
+  auto is_register = [&](std::string_view name) { return name.starts_with('%') && !ctx.percent_function_name; };
   for (auto& o : ins.operands) {
-    bool plain_register = o.kind == Operand::Kind::expr && o.expr.kind == Expr::Kind::name &&
-                          o.expr.text.starts_with('%') && !ctx.percent_function_name;
-    if (plain_register) continue;
+    if (o.kind == Operand::Kind::expr && o.expr.kind == Expr::Kind::name && is_register(o.expr.text)) continue;
     ExprRefs names;
     collect_names(o, names);
     for (const Expr* n : names) {
-      if (n->text.starts_with('%') && !ctx.percent_function_name) continue;  // a register
+      if (is_register(n->text)) continue;
       auto it = ctx.function_first_item.find(n->text);
       if (it == ctx.function_first_item.end() || it->second <= ctx.item_index) continue;
       const SymbolInfo* s = ctx.scopes.find(n->text);

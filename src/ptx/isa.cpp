@@ -2,7 +2,6 @@
 // patterns and operand forms.
 #include "ptx/isa.h"
 
-#include <array>
 #include <cassert>
 #include <cstring>
 #include <unordered_map>
@@ -275,8 +274,7 @@ uint64_t packed(std::string_view s) {
 }
 
 // The validator asks about types several times per operand: names of up to 8 bytes (all but
-// .samplerref) are found with one integer probe; the rest are bucketed by the letter after
-// the dot, so a lookup compares a few short strings.
+// .samplerref) are found with one integer probe.
 const TypeInfo* find_type(std::string_view type) {
   static const auto short_names = [] {
     FlatMap<uint64_t, const TypeInfo*> m;
@@ -288,14 +286,8 @@ const TypeInfo* find_type(std::string_view type) {
     auto it = short_names.find(packed(type));
     return it == short_names.end() ? nullptr : it->second;
   }
-  static const auto buckets = [] {
-    std::array<std::vector<const TypeEntry*>, 128> b;
-    for (auto& e : kTypes) b[static_cast<unsigned char>(e.name[1])].push_back(&e);
-    return b;
-  }();
-  if (type.size() < 2 || type[0] != '.' || static_cast<unsigned char>(type[1]) >= 128) return nullptr;
-  for (const TypeEntry* e : buckets[static_cast<unsigned char>(type[1])])
-    if (e->name == type) return &e->info;
+  for (auto& e : kTypes)  // only .samplerref is longer
+    if (e.name == type) return &e.info;
   return nullptr;
 }
 }  // namespace
