@@ -24,6 +24,20 @@ TEST(Validator, CleanKernelHasNoFindings) {
               IsEmpty());
 }
 
+// An opcode spelling checked once is reused only when it was clean: a bad spelling is reported
+// at every use, and a clean one still has its operands checked each time.
+TEST(Validator, RepeatedSpellingsAreCheckedAtEveryUse) {
+  auto bad = check(kernel("mov.f32 %f2, 0f00000000;\nadd.f32.rnn %f1, %f2, %f2;\nadd.f32.rnn %f3, %f2, %f2;"));
+  std::vector<uint32_t> lines;
+  for (auto& d : bad.diags.list())
+    if (d.check_id == "unknown-modifier") lines.push_back(d.loc.line);
+  EXPECT_EQ(lines.size(), 2u) << "one finding per instruction";
+  EXPECT_NE(lines.front(), lines.back());
+  auto operands = check(kernel("mov.u32 %r1, 0;\nmov.u32 %r2, %r1;\nmov.u32 %r3, %r99;"));
+  ASSERT_EQ(operands.diags.list().size(), 1u);
+  EXPECT_EQ(operands.diags.list()[0].check_id, "undeclared-reg");
+}
+
 TEST(Validator, UndeclaredRegisterPointsAtIt) {
   auto r = check(kernel("mov.u32 %r1, 0;\nadd.s32 %r2, %r1, %r42;"));
   ASSERT_EQ(r.diags.list().size(), 1u);
