@@ -269,7 +269,7 @@ constexpr TypeEntry kTypes[] = {
 // lengths differ too.
 uint64_t packed(std::string_view s) {
   uint64_t k = 0;
-  std::memcpy(&k, s.data(), s.size());
+  if (!s.empty()) std::memcpy(&k, s.data(), s.size());  // an empty view may hold a null pointer
   return k;
 }
 

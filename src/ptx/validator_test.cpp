@@ -342,5 +342,13 @@ TEST(Validator, FenceAndProseOnlyReportTheThemselves) {
   EXPECT_THAT(ids(text), ElementsAre("markdown-fence", "markdown-fence", "prose-in-ptx"));
 }
 
+// No modifier of the spelling is a type (the fuzzer's "mov.b3.e3m2x22"): the instruction has
+// no type at all, and the checks that ask for its kind must see "none", not read a null name.
+TEST(Validator, InstructionWithoutAnyTypeIsReportedNotRead) {
+  auto found = ids(kernel("mov.b3.e3m2x22 %r1, %tid.x;\ncvt.b3 %r2, %tid.x;"));
+  EXPECT_FALSE(found.empty());
+  for (auto& id : found) EXPECT_NE(id, "special-reg-dest");
+}
+
 }  // namespace
 }  // namespace ptxforge::ptx
