@@ -273,9 +273,27 @@ uint64_t packed(std::string_view s) {
   return k;
 }
 
-// The validator asks about types several times per operand: names of up to 8 bytes (all but
-// .samplerref) are found with one integer probe.
+// .b8 .. .b128, .u8 .. .u64, .s8 .. .s64, .f16 .. .f64: most of the types asked about, read
+// off the spelling without a lookup.
+const TypeInfo* plain_scalar(std::string_view t) {
+  static constexpr TypeInfo kPlain[4][5] = {
+      {{8, 'b'}, {16, 'b'}, {32, 'b'}, {64, 'b'}, {128, 'b'}},
+      {{8, 'u'}, {16, 'u'}, {32, 'u'}, {64, 'u'}, {0, 0}},
+      {{8, 's'}, {16, 's'}, {32, 's'}, {64, 's'}, {0, 0}},
+      {{0, 0}, {16, 'f'}, {32, 'f'}, {64, 'f'}, {0, 0}},
+  };
+  if (t.size() < 3 || t.size() > 5 || t[0] != '.') return nullptr;
+  int k = t[1] == 'b' ? 0 : t[1] == 'u' ? 1 : t[1] == 's' ? 2 : t[1] == 'f' ? 3 : -1;
+  std::string_view w = t.substr(2);
+  int wi = w == "8" ? 0 : w == "16" ? 1 : w == "32" ? 2 : w == "64" ? 3 : w == "128" ? 4 : -1;
+  if (k < 0 || wi < 0 || kPlain[k][wi].bits == 0) return nullptr;
+  return &kPlain[k][wi];
+}
+
+// The validator asks about types several times per operand: the plain scalars are decoded,
+// and the other names of up to 8 bytes (all but .samplerref) are found with one integer probe.
 const TypeInfo* find_type(std::string_view type) {
+  if (const TypeInfo* plain = plain_scalar(type)) return plain;
   static const auto short_names = [] {
     FlatMap<uint64_t, const TypeInfo*> m;
     for (auto& e : kTypes)
