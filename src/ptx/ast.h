@@ -212,8 +212,8 @@ static_assert(std::is_trivially_copyable_v<Statement> && std::is_trivially_destr
                   std::is_trivially_copyable_v<Comment>,
               "AST nodes live in an arena and are never destroyed");
 
-// A parsed module. It owns its nodes and the text they view (a copy of the source), so it
-// can be moved but not copied; compare modules with ==, which ignores locations and comments.
+// A parsed module. It owns its nodes and the text they view (a copy of the source, unless the
+// parser was lent the text: ParseOptions::borrow_text), so it can be moved but not copied; compare modules with ==, which ignores locations and comments.
 class Module {
  public:
   Module() : arena_(std::make_unique<Arena>()) {}
@@ -223,7 +223,7 @@ class Module {
 
   List<TopItem> items;
   List<Comment> comments;  // in source order
-  Text source;             // the module's copy of the text it was parsed from
+  Text source;             // the text it was parsed from (its copy, or the lent text)
 
   // Header, read from the items (nullptr / "" when absent).
   const Directive* version() const;

@@ -42,12 +42,16 @@ struct CheckContext {
   // Labels are block-scoped like variables: one frame per enclosing `{ }`, innermost last.
   // A label is visible in its block (also before its definition) and in blocks inside it.
   std::vector<FlatMap<std::string_view, SourceLoc>> label_scopes;
-  FlatMap<std::string_view, SourceLoc> function_labels;  // every label, any block
   const SourceLoc* find_label(std::string_view name) const {
     for (auto it = label_scopes.rbegin(); it != label_scopes.rend(); ++it)
       if (auto f = it->find(name); f != it->end()) return &f->second;
     return nullptr;
   }
+  // A label of the current function in any block, visible here or not (for the error of a
+  // branch into a block). Only a failed lookup asks, so the map is built on the first.
+  const Label* find_label_anywhere(std::string_view name);
+  FlatMap<std::string_view, const Label*> function_labels;
+  bool function_labels_built = false;  // reset for each function
   FlatMap<std::string_view, const Directive*> prototypes;  // label: .callprototype ...
   FlatMap<std::string_view, const Function*> functions;
   // The current function's instructions in source order with their resolution, filled by the

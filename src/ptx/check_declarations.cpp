@@ -210,13 +210,23 @@ void declare_functions(CheckContext& ctx) {
 void collect_prototypes(CheckContext& ctx, const Function& f) {
   ctx.prototypes.clear();
   ctx.function_labels.clear();
+  ctx.function_labels_built = false;
   const Label* previous_label = nullptr;
   for_each_statement(*f.body, [&](const Statement& s) {
-    if (auto* l = std::get_if<Label>(&s.node)) ctx.function_labels.emplace(l->name, l->loc);
     if (auto* d = std::get_if<Directive>(&s.node); d && previous_label && d->name == ".callprototype")
       ctx.prototypes.emplace(previous_label->name, d);
     previous_label = std::get_if<Label>(&s.node);
   });
+}
+
+const Label* CheckContext::find_label_anywhere(std::string_view name) {
+  if (!function_labels_built && fn && fn->body)
+    for_each_statement(*fn->body, [&](const Statement& s) {
+      if (auto* l = std::get_if<Label>(&s.node)) function_labels.emplace(l->name, l);
+    });
+  function_labels_built = true;
+  auto it = function_labels.find(name);
+  return it == function_labels.end() ? nullptr : it->second;
 }
 
 // PTX ISA "Labels and Function Names" / ptxas: a label belongs to the block that defines it.
@@ -224,6 +234,9 @@ void collect_prototypes(CheckContext& ctx, const Function& f) {
 // shadow an outer label, and a branch cannot reach into a block from outside it.
 void push_label_scope(CheckContext& ctx, const Block& b) {
   auto& frame = ctx.label_scopes.emplace_back();
+  size_t labels = 0;
+  for (auto& s : b.stmts) labels += std::holds_alternative<Label>(s.node);
+  frame.reserve(labels);
   for (auto& s : b.stmts) {
     auto* l = std::get_if<Label>(&s.node);
     if (!l) continue;

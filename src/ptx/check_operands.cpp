@@ -142,11 +142,11 @@ void check_names(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
         continue;
       }
       if (branch) {
-        if (auto other = ctx.function_labels.find(t); other != ctx.function_labels.end()) {
+        if (const Label* other = ctx.find_label_anywhere(t)) {
           auto& d = ctx.diags.error(n->loc, fmt::format("label '{}' is inside a {{ }} block that does not enclose this "
                                                         "branch", t), "undeclared-label");
           d.length = static_cast<uint32_t>(t.size());
-          d.notes.push_back({other->second, "defined here"});
+          d.notes.push_back({other->loc, "defined here"});
           d.hint = "labels are scoped to their { } block: a branch reaches labels of its own block and the blocks "
                    "around it; move the label out of the inner block";
           continue;

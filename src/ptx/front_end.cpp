@@ -72,17 +72,21 @@ bool check_input(std::string_view text, Diagnostics& diags) {
 
 }  // namespace
 
-CheckResult check_source(std::string_view text, const ValidateOptions& opts) {
+namespace {
+CheckResult check(std::string_view text, const ValidateOptions& opts, bool borrow) {
   CheckResult r;
   if (!check_input(text, r.diags)) return r;
   // A byte-order mark is reported once above; the rest of the module is still worth checking,
-  // so the mark is read as spaces (lines and columns stay the file's own).
+  // so the mark is read as spaces (lines and columns stay the file's own) in a copy.
   std::string without_bom;
+  ParseOptions popts;
+  popts.borrow_text = borrow;
   if (text.substr(0, 3) == kBom) {
     without_bom = "   " + std::string(text.substr(3));
     text = without_bom;
+    popts.borrow_text = false;
   }
-  r.module = parse(text, r.diags);
+  r.module = parse(text, r.diags, popts);
   // Fences and prose lines were skipped by the lexer, so the PTX around them is still worth
   // checking; after a real syntax error the tree is partial and checks would only add noise.
   bool syntax_errors = false;
@@ -96,6 +100,13 @@ CheckResult check_source(std::string_view text, const ValidateOptions& opts) {
   r.diags.sort_by_location();
   r.diags.cap(200);
   return r;
+}
+}  // namespace
+
+CheckResult check_source(std::string_view text, const ValidateOptions& opts) { return check(text, opts, false); }
+
+CheckResult check_borrowed_source(std::string_view text, const ValidateOptions& opts) {
+  return check(text, opts, true);
 }
 
 }  // namespace ptxforge::ptx

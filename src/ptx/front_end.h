@@ -17,5 +17,9 @@ struct CheckResult {
 };
 
 CheckResult check_source(std::string_view text, const ValidateOptions& opts = {});
+// The same, with a module that views `text` instead of keeping a copy (the copy of a 10 MB
+// module is a twentieth of its check): the caller keeps the text alive and unchanged for as
+// long as the result's module lives.
+CheckResult check_borrowed_source(std::string_view text, const ValidateOptions& opts = {});
 
 }  // namespace ptxforge::ptx

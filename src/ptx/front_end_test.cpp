@@ -55,5 +55,25 @@ TEST(FrontEnd, ControlBytesInACommentAreAcceptedAsPtxasAcceptsThem) {
   EXPECT_FALSE(r.diags.has_errors()) << (r.diags.list().empty() ? "" : r.diags.list()[0].message);
 }
 
+// A borrowed check views the caller's text; one with a byte-order mark parses a copy with the
+// mark blanked, so its module never views the short-lived copy's memory after the call.
+TEST(FrontEnd, BorrowedSourceIsViewedNotCopied) {
+  std::string text = kModule + ".visible .entry j() { mov.u32 %r1, 1; ret; }\n";
+  auto lent = check_borrowed_source(text);
+  EXPECT_EQ(lent.module.source.data(), text.data());
+  auto copied = check_source(text);
+  EXPECT_NE(copied.module.source.data(), text.data());
+  ASSERT_EQ(lent.diags.list().size(), copied.diags.list().size());
+  for (size_t i = 0; i < lent.diags.list().size(); ++i)
+    EXPECT_EQ(lent.diags.list()[i].message, copied.diags.list()[i].message);
+  EXPECT_TRUE(lent.module == copied.module);
+
+  std::string marked = "\xef\xbb\xbf" + text;
+  auto r = check_borrowed_source(marked);
+  EXPECT_NE(r.module.source.data(), marked.data());
+  EXPECT_EQ(r.module.source.substr(0, 3), "   ");
+  EXPECT_EQ(r.module.source.substr(3), text);
+}
+
 }  // namespace
 }  // namespace ptxforge::ptx

@@ -1034,8 +1034,9 @@ Expr Parser::parse_primary(int depth) {
 
 Module parse(std::string_view text, Diagnostics& diags, const ParseOptions& opts) {
   Module m;
-  // The module keeps its own copy of the source: every name in the tree is a view into it.
-  Text source = m.keep(text);
+  // Every name in the tree is a view into the source: the module's own copy, unless the
+  // caller lends the text for the module's lifetime.
+  Text source = opts.borrow_text ? text : m.keep(text);
   m.source = source;
   Parser p(m, source, diags, opts);
   p.run();

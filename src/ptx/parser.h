@@ -14,6 +14,9 @@ namespace ptxforge::ptx {
 struct ParseOptions {
   size_t max_errors = 500;  // then one note, and parsing stops
   int max_depth = 256;      // nesting of blocks, expressions and operand braces
+  // The module views the text instead of copying it into its arena: the caller keeps the
+  // text alive and unchanged for as long as the module lives.
+  bool borrow_text = false;
 };
 
 Module parse(std::string_view text, Diagnostics& diags, const ParseOptions& opts = {});

@@ -61,7 +61,7 @@ int cmd_check(const std::vector<std::string>& args) {
     auto t0 = std::chrono::steady_clock::now();
     ptx::ValidateOptions vopts;
     vopts.warnings = !no_warnings;
-    ptx::CheckResult ours = ptx::check_source(*text, vopts);
+    ptx::CheckResult ours = ptx::check_borrowed_source(*text, vopts);  // *text outlives it
     double our_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     bool failed = ours.diags.has_errors() || (werror && ours.diags.warning_count() > 0);
 
