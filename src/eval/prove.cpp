@@ -39,7 +39,7 @@ std::vector<InstructionProof> prove_in_ptx(const std::string& ptx, const std::ve
     auto* fn = std::get_if<ptx::Function>(&item.node);
     if (!fn || !fn->body) continue;
     ptx::for_each_statement(*fn->body, [&](const ptx::Statement& s) {
-      auto* ins = std::get_if<ptx::Instruction>(&s.node);
+      auto* ins = s.get_if<ptx::Instruction>();
       if (!ins) return;
       std::string full = ins->full_opcode();
       for (auto& p : out) {

@@ -4,6 +4,18 @@
 
 namespace ptxforge::ptx {
 
+std::vector<Text> section_lines(const Directive& d) {
+  std::vector<Text> lines;
+  for_each_section_line(d, [&](Text line) { lines.push_back(line); });
+  return lines;
+}
+
+bool Directive::operator==(const Directive& o) const {
+  if (name != o.name || args != o.args) return false;
+  if (body.empty() || o.body.empty()) return body.empty() && o.body.empty();
+  return section_lines(*this) == section_lines(o);
+}
+
 std::string Instruction::full_opcode() const {
   std::string s(opcode);
   for (auto& m : mods) s += m;

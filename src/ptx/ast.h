@@ -65,12 +65,15 @@ class Opt {
 struct Expr {
   enum class Kind : uint8_t { name, integer, floating, string, unary, binary, ternary, call, paren };
   Kind kind = Kind::name;
+  // The length of a video instruction's operand selector on a register name (".h0",
+  // ".b3210"), which stands in the text right after the name.
+  uint8_t selector_size = 0;
   Text text;        // the name, the literal, the operator, or the callee (generic(...))
   List<Expr> args;  // operands of unary/binary/ternary/call/paren
-  Text selector;    // a video instruction's operand selector on a register name: ".h0", ".b3210"
   SourceLoc loc;
+  Text selector() const { return Text(text.data() + text.size(), selector_size); }
   bool operator==(const Expr& o) const {
-    return kind == o.kind && text == o.text && args == o.args && selector == o.selector;
+    return kind == o.kind && text == o.text && args == o.args && selector() == o.selector();
   }
 };
 
@@ -89,17 +92,49 @@ struct Operand {
   bool operator==(const Operand& o) const { return kind == o.kind && expr == o.expr && elems == o.elems; }
 };
 
+// Consecutive lines of a .section body as one view into the source: from the first token of
+// its first line to the last token of its last. A run of several lines holds only plain
+// tokens (words, numbers, ',', ':', '+', '-': no comment, no string), so each of its lines is
+// the text between two line ends with the blanks around it trimmed. Debug sections are most
+// of a -G module; one view per run instead of one per line keeps its tree small.
+struct SectionRun {
+  Text text;
+  bool many_lines = false;  // false: one line, taken whole
+};
+
 // A directive kept as its words: .loc, .pragma, .file, perf directives, .section lines, ...
 struct Directive {
   Text name;        // ".pragma"
   List<Text> args;  // token texts after the name, punctuation included
-  // .section { ... }: one entry per source line, its text from the first token to the last
-  // (debug sections are most of a -G module, so they are not split into words).
-  List<Text> body;
+  // .section { ... }: its lines, each from its first token to its last (section_lines()).
+  List<SectionRun> body;
   SourceLoc loc;
   SourceLoc end;  // a .section's closing '}' (comments before it stay inside)
-  bool operator==(const Directive& o) const { return name == o.name && args == o.args && body == o.body; }
+  // Bodies are equal when their lines are, however they were grouped into runs.
+  bool operator==(const Directive& o) const;
 };
+
+// Calls f(Text line) for each line of a .section body, in order.
+template <typename F>
+void for_each_section_line(const Directive& d, F&& f) {
+  for (const SectionRun& run : d.body) {
+    if (!run.many_lines) {
+      f(run.text);
+      continue;
+    }
+    std::string_view rest = run.text;
+    while (true) {
+      size_t nl = rest.find('\n');
+      std::string_view line = rest.substr(0, nl);
+      size_t b = line.find_first_not_of(" \t\r");
+      size_t e = line.find_last_not_of(" \t\r");
+      f(b == std::string_view::npos ? line.substr(0, 0) : line.substr(b, e - b + 1));
+      if (nl == std::string_view::npos) break;
+      rest.remove_prefix(nl + 1);
+    }
+  }
+}
+std::vector<Text> section_lines(const Directive& d);
 
 struct Declarator {
   Text name;
@@ -169,9 +204,34 @@ struct Block {
   bool operator==(const Block& o) const;
 };
 
+// One statement of a block: a pointer to its node in the Module's arena. (Held in place, the
+// largest node would set the size of every statement: most of a module's statements are
+// instructions and .loc lines, and a -G module has hundreds of thousands.)
 struct Statement {
-  std::variant<Instruction, Label, VarDecl, Directive, Block> node;
-  bool operator==(const Statement&) const = default;
+  std::variant<const Instruction*, const Label*, const VarDecl*, const Directive*, const Block*> node;
+
+  // A statement holding a copy of `n`, made in `arena`.
+  template <typename T>
+  static Statement of(Arena& arena, const T& n) {
+    return Statement{arena.copy_array(&n, 1)};
+  }
+  // The node when it is a T, else nullptr.
+  template <typename T>
+  const T* get_if() const {
+    auto* p = std::get_if<const T*>(&node);
+    return p ? *p : nullptr;
+  }
+  template <typename T>
+  bool is() const {
+    return std::holds_alternative<const T*>(node);
+  }
+  // f(node) with the node's own type.
+  template <typename F>
+  decltype(auto) visit(F&& f) const {
+    return std::visit([&](auto* n) -> decltype(auto) { return f(*n); }, node);
+  }
+  // Equal nodes, not equal pointers.
+  bool operator==(const Statement& o) const;
 };
 
 struct Function {
@@ -208,7 +268,8 @@ struct Comment {
   bool own_line = false;  // only blanks before it on its line
 };
 
-static_assert(std::is_trivially_copyable_v<Statement> && std::is_trivially_destructible_v<TopItem> &&
+static_assert(std::is_trivially_copyable_v<Statement> && std::is_trivially_copyable_v<Instruction> &&
+                  std::is_trivially_copyable_v<Block> && std::is_trivially_destructible_v<TopItem> &&
                   std::is_trivially_copyable_v<Comment>,
               "AST nodes live in an arena and are never destroyed");
 
@@ -249,12 +310,20 @@ class Module {
 
 inline bool Block::operator==(const Block& o) const { return stmts == o.stmts; }
 
+inline bool Statement::operator==(const Statement& o) const {
+  if (node.index() != o.node.index()) return false;
+  return visit([&](const auto& n) {
+    using T = std::decay_t<decltype(n)>;
+    return n == *o.get_if<T>();
+  });
+}
+
 // Walks every statement in a block, nested blocks included, in source order.
 template <typename F>
 void for_each_statement(const Block& b, F&& f) {
   for (auto& s : b.stmts) {
     f(s);
-    if (auto* inner = std::get_if<Block>(&s.node)) for_each_statement(*inner, f);
+    if (auto* inner = s.get_if<Block>()) for_each_statement(*inner, f);
   }
 }
 

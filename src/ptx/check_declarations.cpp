@@ -213,16 +213,16 @@ void collect_prototypes(CheckContext& ctx, const Function& f) {
   ctx.function_labels_built = false;
   const Label* previous_label = nullptr;
   for_each_statement(*f.body, [&](const Statement& s) {
-    if (auto* d = std::get_if<Directive>(&s.node); d && previous_label && d->name == ".callprototype")
+    if (auto* d = s.get_if<Directive>(); d && previous_label && d->name == ".callprototype")
       ctx.prototypes.emplace(previous_label->name, d);
-    previous_label = std::get_if<Label>(&s.node);
+    previous_label = s.get_if<Label>();
   });
 }
 
 const Label* CheckContext::find_label_anywhere(std::string_view name) {
   if (!function_labels_built && fn && fn->body)
     for_each_statement(*fn->body, [&](const Statement& s) {
-      if (auto* l = std::get_if<Label>(&s.node)) function_labels.emplace(l->name, l);
+      if (auto* l = s.get_if<Label>()) function_labels.emplace(l->name, l);
     });
   function_labels_built = true;
   auto it = function_labels.find(name);
@@ -235,10 +235,10 @@ const Label* CheckContext::find_label_anywhere(std::string_view name) {
 void push_label_scope(CheckContext& ctx, const Block& b) {
   auto& frame = ctx.label_scopes.emplace_back();
   size_t labels = 0;
-  for (auto& s : b.stmts) labels += std::holds_alternative<Label>(s.node);
+  for (auto& s : b.stmts) labels += s.is<Label>();
   frame.reserve(labels);
   for (auto& s : b.stmts) {
-    auto* l = std::get_if<Label>(&s.node);
+    auto* l = s.get_if<Label>();
     if (!l) continue;
     auto [it, inserted] = frame.emplace(l->name, l->loc);
     if (!inserted) {

@@ -74,9 +74,9 @@ struct FunctionWalk {
     for (auto& p : f.params) declare(p);
     for (auto& p : f.rets) declare(p);
     for_each_statement(*f.body, [&](const Statement& s) {
-      if (auto* d = std::get_if<VarDecl>(&s.node)) declare(*d);
-      if (auto* l = std::get_if<Label>(&s.node)) seen_labels.insert(l->name);
-      if (auto* ins = std::get_if<Instruction>(&s.node)) {
+      if (auto* d = s.get_if<VarDecl>()) declare(*d);
+      if (auto* l = s.get_if<Label>()) seen_labels.insert(l->name);
+      if (auto* ins = s.get_if<Instruction>()) {
         if (ins->opcode == "bra" || ins->opcode == "brx") {
           for (auto& o : ins->operands) {
             ExprRefs ns;

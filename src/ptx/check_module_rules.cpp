@@ -282,7 +282,7 @@ void check_loc_directives(CheckContext& ctx) {
       if (d->name == ".section") sections.push_back(d);
     } else if (auto* f = std::get_if<Function>(&item.node); f && f->body) {
       for_each_statement(*f->body, [&](const Statement& s) {
-        if (auto* d = std::get_if<Directive>(&s.node)) note_loc(*d);
+        if (auto* d = s.get_if<Directive>()) note_loc(*d);
       });
     }
   }
@@ -308,10 +308,10 @@ void check_loc_directives(CheckContext& ctx) {
   if (std::none_of(locs.begin(), locs.end(), [](const Directive* d) { return names_function(*d); })) return;
   FlatSet<std::string_view> defined;  // labels at the start of debug-section lines
   for (const Directive* d : sections)
-    for (std::string_view line : d->body) {
+    for_each_section_line(*d, [&](std::string_view line) {
       size_t colon = line.find(':');
       if (colon != std::string_view::npos && colon > 0) defined.insert(trim(line.substr(0, colon)));
-    }
+    });
   FlatSet<std::string_view> reported;
   for (const Directive* d : locs) {
     if (!names_function(*d)) continue;

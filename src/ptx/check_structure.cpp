@@ -355,9 +355,9 @@ void collect_branch_tables(CheckContext& ctx, const Function& f) {
   ctx.branch_tables.clear();
   const Label* previous_label = nullptr;
   for_each_statement(*f.body, [&](const Statement& s) {
-    if (auto* d = std::get_if<Directive>(&s.node); d && previous_label && d->name == ".branchtargets")
+    if (auto* d = s.get_if<Directive>(); d && previous_label && d->name == ".branchtargets")
       ctx.branch_tables.insert(previous_label->name);
-    previous_label = std::get_if<Label>(&s.node);
+    previous_label = s.get_if<Label>();
   });
 }
 

@@ -61,7 +61,7 @@ Result<Instrumented> instrument_executed(std::string_view source, const Module& 
     if (!first_function) first_function = fn->start.line ? fn->start : fn->loc;
     if (!fn->body) continue;
     for_each_statement(*fn->body, [&](const Statement& s) {
-      auto* ins = std::get_if<Instruction>(&s.node);
+      auto* ins = s.get_if<Instruction>();
       if (!ins) return;
       std::string opcode = ins->full_opcode();
       std::vector<size_t> slots;

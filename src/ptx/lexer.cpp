@@ -279,12 +279,12 @@ struct StartTable {
 constexpr StartTable kStart{};
 }  // namespace
 
-bool Lexer::take_plain_lines(const char* from, std::vector<std::string_view>& lines) {
+const char* Lexer::take_plain_lines(const char* from) {
   const char* s = src_.data();
   const size_t n = src_.size();
   size_t p = static_cast<size_t>(from - s);
   assert(p >= line_start_ && p <= pos_ && pos_ <= n);
-  bool taken = false;
+  const char* taken = nullptr;
   while (true) {
     size_t first = p, last_end = p;
     // One line: every token must be one the lexer would accept without a word.
@@ -311,15 +311,14 @@ bool Lexer::take_plain_lines(const char* from, std::vector<std::string_view>& li
       last_end = p;
     }
     if (last_end == first) return taken;  // an empty line
-    lines.emplace_back(s + first, last_end - first);
-    taken = true;
+    taken = s + last_end;
     pos_ = last_end;
-    if (p >= n) return true;
+    if (p >= n) return taken;
     // The next line: its first token must begin where the lexer would begin it.
     ++line_;
     pos_ = line_start_ = ++p;
     while (p < n && (s[p] == ' ' || s[p] == '\t' || s[p] == '\r')) ++p;  // the line's text starts at its first token
-    if (p < n && (is_alpha(s[p]) && p == line_start_)) return true;  // maybe prose: the lexer decides
+    if (p < n && (is_alpha(s[p]) && p == line_start_)) return taken;  // maybe prose: the lexer decides
   }
 }
 

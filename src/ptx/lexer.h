@@ -48,10 +48,10 @@ class Lexer {
 
   // For bodies kept as text (.section): from `from`, the start of the token just lexed,
   // takes whole lines that hold only names, decimal numbers, ',', ':', '+' and '-' (a debug
-  // section's ".b8 1,2,3"), appending each line's text from its first token to its last to
-  // `lines`. Stops before the first other line (a '}', a comment, anything the lexer must look
-  // at), so next() goes on from there. Returns whether any line was taken.
-  bool take_plain_lines(const char* from, std::vector<std::string_view>& lines);
+  // section's ".b8 1,2,3"). Stops before the first other line (a '}', a comment, anything the
+  // lexer must look at), so next() goes on from there. Returns the end of the last token of
+  // the last line taken, or nullptr when no line was.
+  const char* take_plain_lines(const char* from);
   // Inside a .section body every line is data: a line that starts with ~~~, # or three plain
   // words is not taken for a Markdown fence, a preprocessor line or prose there. (The printer
   // starts each body line on a line of its own, so without this a body that ptxforge accepted

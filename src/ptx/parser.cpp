@@ -137,6 +137,7 @@ class Parser {
   Arena& arena_;
   // Element stacks for lists under construction (see Building).
   std::vector<Text> words_, linkage_;
+  std::vector<SectionRun> runs_;
   std::vector<Operand> operands_;
   std::vector<Expr> exprs_;
   std::vector<Statement> statements_;
@@ -453,12 +454,12 @@ Directive Parser::parse_section(Token name) {
     skip_statement();
     return d;
   }
-  Building<Text> body(words_);
+  Building<SectionRun> body(runs_);
   uint32_t line = 0;
   const char* begin = nullptr;
   const char* end = nullptr;
   auto flush = [&] {
-    if (begin) body.push(Text(begin, static_cast<size_t>(end - begin)));
+    if (begin) body.push({Text(begin, static_cast<size_t>(end - begin)), false});
   };
   while (!at_eof() && !peek().is('}')) {
     const Token& t = peek();
@@ -466,12 +467,15 @@ Directive Parser::parse_section(Token name) {
       flush();
       begin = t.text.data();
       line = t.loc.line;
-      // Most lines of a debug section (".b8 1,2,3") are plain words and numbers: take such a
-      // line whole instead of token by token.
-      if (!has_next_ && t.kind != Tok::bad && lex_.take_plain_lines(t.text.data(), body.stack())) {
-        begin = nullptr;
-        cur_ = lex_.next();
-        continue;
+      // Most lines of a debug section (".b8 1,2,3") are plain words and numbers: take a run
+      // of such lines whole instead of token by token.
+      if (!has_next_ && t.kind != Tok::bad) {
+        if (const char* run_end = lex_.take_plain_lines(begin)) {
+          body.push({Text(begin, static_cast<size_t>(run_end - begin)), true});
+          begin = nullptr;
+          cur_ = lex_.next();
+          continue;
+        }
       }
     }
     end = t.text.data() + t.text.size();
@@ -724,7 +728,7 @@ Block Parser::parse_block(int depth) {
 bool Parser::parse_statement(Building<Statement>& b, int depth) {
   const Token& t = peek();
   if (t.is('{')) {
-    b.push({parse_block(depth + 1)});
+    b.push(Statement::of(arena_, parse_block(depth + 1)));
     return true;
   }
   if (t.is(';')) {
@@ -739,20 +743,20 @@ bool Parser::parse_statement(Building<Statement>& b, int depth) {
   if (t.kind == Tok::ident && peek_next().is(':')) {
     Token name = take();
     take();
-    b.push({Label{name.text, name.loc}});
+    b.push(Statement::of(arena_, Label{name.text, name.loc}));
     return true;
   }
   if (t.kind == Tok::directive) {
     std::string_view d = t.text;
     SourceLoc loc = t.loc;
-    if (d == ".loc") return b.push({parse_loc(take())}), true;
+    if (d == ".loc") return b.push(Statement::of(arena_, parse_loc(take()))), true;
     if (d == ".pragma" || d == ".branchtargets" || d == ".callprototype" || d == ".calltargets")
-      return b.push({parse_words_until_semicolon(take())}), true;
-    if (d == ".file") return b.push({parse_file(take())}), true;
+      return b.push(Statement::of(arena_, parse_words_until_semicolon(take()))), true;
+    if (d == ".file") return b.push(Statement::of(arena_, parse_file(take()))), true;
     if (is_state_space(d) || is_linkage(d)) {
       Building<Text> linkage(linkage_);
       while (peek().kind == Tok::directive && is_linkage(peek().text)) linkage.push(take().text);
-      b.push({parse_var_decl(linkage, loc)});
+      b.push(Statement::of(arena_, parse_var_decl(linkage, loc)));
       return true;
     }
     error_at(t, fmt::format("unexpected directive {} in a function body", unexpected(t)),
@@ -786,7 +790,7 @@ bool Parser::parse_statement(Building<Statement>& b, int depth) {
   Instruction ins;
   ins.guard = guard;
   parse_instruction(ins);
-  b.push({ins});
+  b.push(Statement::of(arena_, ins));
   return true;
 }
 
@@ -998,7 +1002,7 @@ Expr Parser::parse_primary(int depth) {
       // %r2.h0: a selector written right after a register name belongs to it.
       if (peek().kind == Tok::directive && e.text[0] == '%' && is_video_selector(peek().text) &&
           peek().text.data() == e.text.data() + e.text.size())
-        e.selector = take().text;
+        e.selector_size = static_cast<uint8_t>(take().text.size());
       if (peek().is('(') && (e.text == "generic" || e.text == "mask")) {
         take();
         e.kind = Expr::Kind::call;

@@ -90,14 +90,14 @@ TEST(Parser, RoundTripsTheWholeLanguageSample) { expect_round_trip(kFull); }
 TEST(Parser, KeepsStructureOfOperands) {
   Module m = parse_ok(".version 8.0\n.target sm_90\n.entry k(){ .reg .b32 %r<2>; ld.shared.v2.u32 {%r0, %r1}, [sym+8]; }");
   auto& f = std::get<Function>(m.items.back().node);
-  auto& ins = std::get<Instruction>(f.body->stmts[1].node);
+  auto& ins = *f.body->stmts[1].get_if<Instruction>();
   EXPECT_EQ(ins.opcode, "ld");
   EXPECT_EQ(std::vector<std::string>(ins.mods.begin(), ins.mods.end()), (std::vector<std::string>{".shared", ".v2", ".u32"}));
   ASSERT_EQ(ins.operands.size(), 2u);
   EXPECT_EQ(ins.operands[0].kind, Operand::Kind::vector);
   EXPECT_EQ(ins.operands[1].kind, Operand::Kind::address);
   EXPECT_EQ(print(ins.operands[1]), "[sym+8]");
-  auto& decl = std::get<VarDecl>(f.body->stmts[0].node);
+  auto& decl = *f.body->stmts[0].get_if<VarDecl>();
   EXPECT_EQ(decl.names[0].range, 2u);
 }
 
@@ -117,7 +117,8 @@ TEST(Parser, SectionLinesKeepTheirTextWhicheverWayTheyAreRead) {
       "}\n";
   Module m = parse_ok(text);
   auto& d = std::get<Directive>(m.items.back().node);
-  std::vector<std::string> lines(d.body.begin(), d.body.end());
+  std::vector<Text> found = section_lines(d);
+  std::vector<std::string> lines(found.begin(), found.end());
   EXPECT_EQ(lines, (std::vector<std::string>{".b32 2231", ".b8 2,0", "$L__info_string0:", ".b8 0x1F, 108,103",
                                              ".b64 $L__func_begin0+12", ".b8 \"str\""}));
 }
@@ -129,7 +130,8 @@ TEST(Parser, SectionLineAfterACarriageReturnStartsAtItsFirstToken) {
   const char* text = ".version 8.0\n.target sm_90\n.section .debug_info\n{\n.b8 1\n\r.b8 2\n}\n";
   Module m = parse_ok(text);
   auto& d = std::get<Directive>(m.items.back().node);
-  std::vector<std::string> lines(d.body.begin(), d.body.end());
+  std::vector<Text> found = section_lines(d);
+  std::vector<std::string> lines(found.begin(), found.end());
   EXPECT_EQ(lines, (std::vector<std::string>{".b8 1", ".b8 2"}));
   expect_round_trip(text);
 }

@@ -10,7 +10,7 @@ namespace {
 
 void print_expr(std::string& out, const Expr& e) {
   switch (e.kind) {
-    case Expr::Kind::name: out += e.text; out += e.selector; return;
+    case Expr::Kind::name: out += e.text; out += e.selector(); return;
     case Expr::Kind::integer:
     case Expr::Kind::floating:
     case Expr::Kind::string: out += e.text; return;
@@ -171,13 +171,13 @@ void print_directive(std::string& out, const Directive& d, const std::string& in
     c.at_end(d.loc, {});
     out += "\n" + indent + "{\n";
     std::string inner = indent + "\t";
-    for (auto& line : d.body) {
+    for_each_section_line(d, [&](Text line) {
       c.above(line, inner);
       out += inner;
       out += line;
       c.at_end(line);
       out += '\n';
-    }
+    });
     c.above(d.end, inner);
     out += indent + "}";
     c.at_end(d.end, next);
@@ -242,12 +242,10 @@ void print_instruction(std::string& out, const Instruction& ins) {
 
 // Where a statement's printed line comes from: a guarded instruction begins at its guard.
 SourceLoc statement_loc(const Statement& s) {
-  return std::visit(
-      [](auto& n) {
-        if constexpr (std::is_same_v<std::decay_t<decltype(n)>, Instruction>) return n.guard ? n.guard->loc : n.loc;
-        else return n.loc;
-      },
-      s.node);
+  return s.visit([](auto& n) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(n)>, Instruction>) return n.guard ? n.guard->loc : n.loc;
+    else return n.loc;
+  });
 }
 
 // `indent` is the statements'; braces and labels go one tab out.
@@ -261,8 +259,7 @@ void print_block(std::string& out, const Block& b, const std::string& indent, Co
     const Statement& s = b.stmts[i];
     SourceLoc loc = statement_loc(s);
     SourceLoc after = i + 1 < b.stmts.size() ? statement_loc(b.stmts[i + 1]) : b.end;
-    std::visit(
-        [&](auto& n) {
+    s.visit([&](auto& n) {
           using T = std::decay_t<decltype(n)>;
           if constexpr (std::is_same_v<T, Directive>) {
             print_directive(out, n, indent, c, after);
@@ -285,8 +282,7 @@ void print_block(std::string& out, const Block& b, const std::string& indent, Co
             c.at_end(loc, after);
             out += '\n';
           }
-        },
-        s.node);
+        });
   }
   c.above(b.end, indent);
   out += outer + "}";

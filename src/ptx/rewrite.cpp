@@ -13,7 +13,7 @@ void for_each_instruction(const Module& m, F&& f) {
   for (auto& it : m.items)
     if (auto* fn = std::get_if<Function>(&it.node); fn && fn->body)
       for_each_statement(*fn->body, [&](const Statement& s) {
-        if (auto* ins = std::get_if<Instruction>(&s.node)) f(*ins);
+        if (auto* ins = s.get_if<Instruction>()) f(*ins);
       });
 }
 

@@ -12,16 +12,16 @@ void walk_block(CheckContext& ctx, const Block& b) {
   ctx.scopes.push();
   push_label_scope(ctx, b);
   for (auto& s : b.stmts) {
-    if (auto* d = std::get_if<VarDecl>(&s.node)) {
+    if (auto* d = s.get_if<VarDecl>()) {
       declare(ctx, *d);
       check_variable_rules(ctx, *d, false);
-    } else if (auto* ins = std::get_if<Instruction>(&s.node)) {
+    } else if (auto* ins = s.get_if<Instruction>()) {
       Resolved r = check_instruction(ctx, *ins);
       if (r.family) check_structure(ctx, *ins, r);
       ctx.fn_instructions.emplace_back(ins, r);
-    } else if (auto* inner = std::get_if<Block>(&s.node)) {
+    } else if (auto* inner = s.get_if<Block>()) {
       walk_block(ctx, *inner);
-    } else if (auto* dir = std::get_if<Directive>(&s.node)) {
+    } else if (auto* dir = s.get_if<Directive>()) {
       if (dir->name == ".branchtargets") check_branch_targets_directive(ctx, *dir);
     }
   }
