@@ -269,23 +269,45 @@ constexpr TypeEntry kTypes[] = {
 // lengths differ too.
 uint64_t packed(std::string_view s) {
   uint64_t k = 0;
-  if (!s.empty()) std::memcpy(&k, s.data(), s.size());  // an empty view may hold a null pointer
+  switch (s.size()) {  // fixed sizes: inlined copies, not a library call (and none for an empty view)
+    case 8: std::memcpy(&k, s.data(), 8); break;
+    case 7: std::memcpy(&k, s.data(), 7); break;
+    case 6: std::memcpy(&k, s.data(), 6); break;
+    case 5: std::memcpy(&k, s.data(), 5); break;
+    case 4: std::memcpy(&k, s.data(), 4); break;
+    case 3: std::memcpy(&k, s.data(), 3); break;
+    case 2: std::memcpy(&k, s.data(), 2); break;
+    case 1: std::memcpy(&k, s.data(), 1); break;
+    default: break;
+  }
   return k;
 }
 
-// .b8 .. .b128, .u8 .. .u64, .s8 .. .s64, .f16 .. .f64: most of the types asked about, read
-// off the spelling without a lookup.
-const TypeInfo* plain_scalar(std::string_view t) {
+// .b8 .. .b128, .u8 .. .u64, .s8 .. .s64, .f16 .. .f64 and .pred: most of the types asked
+// about, read off the spelling without a lookup.
+inline const TypeInfo* plain_scalar(std::string_view t) {
   static constexpr TypeInfo kPlain[4][5] = {
       {{8, 'b'}, {16, 'b'}, {32, 'b'}, {64, 'b'}, {128, 'b'}},
       {{8, 'u'}, {16, 'u'}, {32, 'u'}, {64, 'u'}, {0, 0}},
       {{8, 's'}, {16, 's'}, {32, 's'}, {64, 's'}, {0, 0}},
       {{0, 0}, {16, 'f'}, {32, 'f'}, {64, 'f'}, {0, 0}},
   };
+  static constexpr TypeInfo kPred{1, 'p'};
   if (t.size() < 3 || t.size() > 5 || t[0] != '.') return nullptr;
   int k = t[1] == 'b' ? 0 : t[1] == 'u' ? 1 : t[1] == 's' ? 2 : t[1] == 'f' ? 3 : -1;
-  std::string_view w = t.substr(2);
-  int wi = w == "8" ? 0 : w == "16" ? 1 : w == "32" ? 2 : w == "64" ? 3 : w == "128" ? 4 : -1;
+  int wi = -1;
+  switch (t.size()) {
+    case 3: wi = t[2] == '8' ? 0 : -1; break;
+    case 4: {
+      char a = t[2], b = t[3];
+      wi = a == '1' && b == '6' ? 1 : a == '3' && b == '2' ? 2 : a == '6' && b == '4' ? 3 : -1;
+      break;
+    }
+    default:
+      if (t[1] == 'p' && t[2] == 'r' && t[3] == 'e' && t[4] == 'd') return &kPred;
+      wi = t[2] == '1' && t[3] == '2' && t[4] == '8' ? 4 : -1;
+      break;
+  }
   if (k < 0 || wi < 0 || kPlain[k][wi].bits == 0) return nullptr;
   return &kPlain[k][wi];
 }
@@ -313,7 +335,8 @@ const TypeInfo* find_type(std::string_view type) {
 bool is_type_name(std::string_view mod) { return find_type(mod) != nullptr; }
 
 TypeFacts type_facts(std::string_view type) {
-  const TypeInfo* t = find_type(type);
+  const TypeInfo* t = plain_scalar(type);  // most asked, and no call
+  if (!t) t = find_type(type);
   return t ? TypeFacts{t->bits, t->kind} : TypeFacts{};
 }
 

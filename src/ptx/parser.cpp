@@ -3,12 +3,11 @@
 #include <cassert>
 #include <charconv>
 
-#include <unordered_set>
-
 #include <fmt/format.h>
 
 #include "ptx/isa.h"
 #include "ptx/lexer.h"
+#include "util/flat_map.h"
 
 namespace ptxforge::ptx {
 
@@ -211,7 +210,7 @@ bool Parser::expect(char c, std::string_view context) {
 // CUDA C++ pasted where PTX belongs: a C keyword or CUDA built-in that no PTX statement starts
 // with, followed by what C puts after it. One error for the line, named for what it is.
 bool Parser::report_cuda_source(const Token& t) {
-  static const std::unordered_set<std::string_view> words = {
+  static const FlatSet<std::string_view> words = {
       "int", "unsigned", "float", "double", "void", "char", "short", "long", "bool", "auto", "const", "if", "else",
       "for", "while", "do", "return", "switch", "struct", "__global__", "__device__", "__shared__", "__syncthreads",
       "__restrict__", "extern", "template", "size_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "float4",

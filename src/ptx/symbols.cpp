@@ -55,20 +55,24 @@ const SymbolInfo* Scope::add_range(std::string_view prefix, uint32_t count, Symb
 }
 
 const SymbolInfo* Scope::find(std::string_view name) const {
-  auto it = names_.find(name);
-  if (it != names_.end()) return &it->second;
+  if (!names_.empty())
+    if (auto it = names_.find(name); it != names_.end()) return &it->second;
   if (ranges_.empty()) return nullptr;
-  size_t digits_at = name.size();
-  while (digits_at > 0 && name[digits_at - 1] >= '0' && name[digits_at - 1] <= '9') --digits_at;
-  if (digits_at == name.size()) return nullptr;
-  std::string_view prefix = name.substr(0, digits_at);
-  std::string_view digits = name.substr(digits_at);
-  if (digits.size() > 1 && digits[0] == '0') return nullptr;  // %r01 is not in %r<N>
-  if (digits.size() > 9) return nullptr;
-  uint64_t idx = 0;
-  std::from_chars(digits.data(), digits.data() + digits.size(), idx);
+  // %r12: the prefix %r and the number 12, read from the end in one pass.
+  size_t at = name.size();
+  uint64_t idx = 0, scale = 1;
+  while (at > 0 && name[at - 1] >= '0' && name[at - 1] <= '9') {
+    if (name.size() - at == 9) return nullptr;  // more than 9 digits: in no range
+    idx += static_cast<uint64_t>(name[at - 1] - '0') * scale;
+    scale *= 10;
+    --at;
+  }
+  size_t digits = name.size() - at;
+  if (digits == 0) return nullptr;
+  if (digits > 1 && name[at] == '0') return nullptr;  // %r01 is not in %r<N>
+  std::string_view prefix = name.substr(0, at);
   for (auto& r : ranges_)
-    if (r.prefix == prefix && idx < r.count) return &r.info;
+    if (flat_key_equal(r.prefix, prefix) && idx < r.count) return &r.info;
   return nullptr;
 }
 

@@ -18,6 +18,42 @@
 
 namespace ptxforge {
 
+// The n (1..8) bytes at p as one integer, with no call to memcpy (whose variable-size form is
+// a library call): overlapping fixed-size loads, so different bytes of one length give
+// different integers.
+inline uint64_t load_short(const char* p, size_t n) {
+  assert(n >= 1 && n <= 8);
+  if (n == 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
+  }
+  if (n >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, p, 4);
+    std::memcpy(&b, p + n - 4, 4);
+    return a | (uint64_t{b} << 32);
+  }
+  return uint64_t{static_cast<unsigned char>(p[0])} | uint64_t{static_cast<unsigned char>(p[n / 2])} << 8 |
+         uint64_t{static_cast<unsigned char>(p[n - 1])} << 16;
+}
+
+// Key equality; names of up to 16 bytes (nearly all) are compared without a library call.
+template <typename K>
+bool flat_key_equal(const K& a, const K& b) {
+  return a == b;
+}
+inline bool flat_key_equal(std::string_view a, std::string_view b) {
+  size_t n = a.size();
+  if (n != b.size()) return false;
+  if (n == 0) return true;
+  if (n <= 8) return load_short(a.data(), n) == load_short(b.data(), n);
+  if (n <= 16)
+    return load_short(a.data(), 8) == load_short(b.data(), 8) &&
+           load_short(a.data() + 8, n - 8) == load_short(b.data() + 8, n - 8);
+  return std::memcmp(a.data(), b.data(), n) == 0;
+}
+
 // Hashes that spread well over the high bits, which pick the slot.
 struct FlatHash {
   static uint64_t mix(uint64_t h) {
@@ -38,11 +74,7 @@ struct FlatHash {
       p += 8;
       n -= 8;
     }
-    if (n > 0) {
-      uint64_t w = 0;
-      std::memcpy(&w, p, n);
-      h = (h ^ w) * 0x94d049bb133111ebull;
-    }
+    if (n > 0) h = (h ^ load_short(p, n)) * 0x94d049bb133111ebull;
     return mix(h);
   }
   uint64_t operator()(uint64_t x) const { return mix(x * 0x9e3779b97f4a7c15ull); }
@@ -133,7 +165,7 @@ class FlatMap {
         ++size_;
         return {at(i), true};
       }
-      if (used_[i] == t && slots_[i].first == key) return {at(i), false};
+      if (used_[i] == t && flat_key_equal(slots_[i].first, key)) return {at(i), false};
     }
   }
   V& operator[](const K& key) { return emplace(key, V{}).first->second; }
@@ -173,7 +205,7 @@ class FlatMap {
     uint8_t t = tag(h);
     for (size_t i = slot_of(h);; i = (i + 1) & mask) {
       if (!used_[i]) return kNone;
-      if (used_[i] == t && slots_[i].first == key) return i;
+      if (used_[i] == t && flat_key_equal(slots_[i].first, key)) return i;
     }
   }
   void rehash(size_t cap) {
