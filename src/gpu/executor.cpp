@@ -49,7 +49,7 @@ Result<std::unique_ptr<Executor>> Executor::create(int ordinal) {
   if (!info) return info.error();
   s->info = *info;
   CUdevice dev;
-  s->d->cuDeviceGet(&dev, ordinal);
+  if (CUresult r = s->d->cuDeviceGet(&dev, ordinal); r != CUDA_SUCCESS) return Error{"cuDeviceGet: " + describe(r)};
   if (CUresult r = s->d->cuDevicePrimaryCtxRetain(&s->ctx, dev); r != CUDA_SUCCESS)
     return Error{"cuDevicePrimaryCtxRetain: " + describe(r)};
   if (CUresult r = s->d->cuCtxSetCurrent(s->ctx); r != CUDA_SUCCESS) return Error{"cuCtxSetCurrent: " + describe(r)};

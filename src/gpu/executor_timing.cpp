@@ -187,17 +187,18 @@ template <typename Body>
 TrialRun time_runs(Executor::State& s, Body&& body, const Preamble& pre, Rotation& rot, TrialSampler* sampler,
                    const std::function<void(int)>& save, int max_trials, double budget_s, const std::string& where) {
   const Driver& d = *s.d;
-  CUevent start, stop;
-  check_cu(d.cuEventCreate(&start, CU_EVENT_DEFAULT), "creating an event", where);
-  check_cu(d.cuEventCreate(&stop, CU_EVENT_DEFAULT), "creating an event", where);
+  // Destroyed however the timing ends, also when creating the second one fails.
   struct Events {
     const Driver& d;
-    CUevent a, b;
+    CUevent start = nullptr, stop = nullptr;
     ~Events() {
-      d.cuEventDestroy(a);
-      d.cuEventDestroy(b);
+      if (start) d.cuEventDestroy(start);
+      if (stop) d.cuEventDestroy(stop);
     }
-  } guard{d, start, stop};
+  } events{d};
+  check_cu(d.cuEventCreate(&events.start, CU_EVENT_DEFAULT), "creating an event", where);
+  check_cu(d.cuEventCreate(&events.stop, CU_EVENT_DEFAULT), "creating an event", where);
+  CUevent start = events.start, stop = events.stop;
   for (int i = 0; i < 3; ++i) {  // warm-up: module load, instruction cache, clocks
     pre.enqueue(d, i % rot.sets(), where);
     body();
