@@ -268,13 +268,13 @@ struct Comment {
   bool own_line = false;  // only blanks before it on its line
 };
 
-static_assert(std::is_trivially_copyable_v<Statement> && std::is_trivially_copyable_v<Instruction> &&
-                  std::is_trivially_copyable_v<Block> && std::is_trivially_destructible_v<TopItem> &&
+static_assert(std::is_trivially_copyable_v<Statement> && std::is_trivially_destructible_v<TopItem> &&
                   std::is_trivially_copyable_v<Comment>,
               "AST nodes live in an arena and are never destroyed");
 
 // A parsed module. It owns its nodes and the text they view (a copy of the source, unless the
-// parser was lent the text: ParseOptions::borrow_text), so it can be moved but not copied; compare modules with ==, which ignores locations and comments.
+// parser was lent the text: ParseOptions::borrow_text), so it can be moved but not copied;
+// compare modules with ==, which ignores locations and comments.
 class Module {
  public:
   Module() : arena_(std::make_unique<Arena>()) {}

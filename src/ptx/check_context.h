@@ -51,7 +51,7 @@ struct CheckContext {
   // branch into a block). Only a failed lookup asks, so the map is built on the first.
   const Label* find_label_anywhere(std::string_view name);
   FlatMap<std::string_view, const Label*> function_labels;
-  bool function_labels_built = false;  // reset for each function
+  const Function* function_labels_of = nullptr;  // the function they were collected from
   FlatMap<std::string_view, const Directive*> prototypes;  // label: .callprototype ...
   FlatMap<std::string_view, const Function*> functions;
   // The current function's instructions in source order with their resolution, filled by the

@@ -209,8 +209,6 @@ void declare_functions(CheckContext& ctx) {
 
 void collect_prototypes(CheckContext& ctx, const Function& f) {
   ctx.prototypes.clear();
-  ctx.function_labels.clear();
-  ctx.function_labels_built = false;
   const Label* previous_label = nullptr;
   for_each_statement(*f.body, [&](const Statement& s) {
     if (auto* d = s.get_if<Directive>(); d && previous_label && d->name == ".callprototype")
@@ -220,11 +218,14 @@ void collect_prototypes(CheckContext& ctx, const Function& f) {
 }
 
 const Label* CheckContext::find_label_anywhere(std::string_view name) {
-  if (!function_labels_built && fn && fn->body)
-    for_each_statement(*fn->body, [&](const Statement& s) {
-      if (auto* l = s.get_if<Label>()) function_labels.emplace(l->name, l);
-    });
-  function_labels_built = true;
+  if (function_labels_of != fn) {
+    function_labels.clear();
+    if (fn && fn->body)
+      for_each_statement(*fn->body, [&](const Statement& s) {
+        if (auto* l = s.get_if<Label>()) function_labels.emplace(l->name, l);
+      });
+    function_labels_of = fn;
+  }
   auto it = function_labels.find(name);
   return it == function_labels.end() ? nullptr : it->second;
 }

@@ -70,9 +70,6 @@ bool check_input(std::string_view text, Diagnostics& diags) {
   return true;
 }
 
-}  // namespace
-
-namespace {
 CheckResult check(std::string_view text, const ValidateOptions& opts, bool borrow) {
   CheckResult r;
   if (!check_input(text, r.diags)) return r;

@@ -3,7 +3,6 @@
 #include "ptx/isa.h"
 
 #include <cassert>
-#include <cstring>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -265,24 +264,6 @@ constexpr TypeEntry kTypes[] = {
       {".surfref", {64, 'o'}},
 };
 
-// A type name of at most 8 bytes as one integer: PTX text holds no NUL, so names of different
-// lengths differ too.
-uint64_t packed(std::string_view s) {
-  uint64_t k = 0;
-  switch (s.size()) {  // fixed sizes: inlined copies, not a library call (and none for an empty view)
-    case 8: std::memcpy(&k, s.data(), 8); break;
-    case 7: std::memcpy(&k, s.data(), 7); break;
-    case 6: std::memcpy(&k, s.data(), 6); break;
-    case 5: std::memcpy(&k, s.data(), 5); break;
-    case 4: std::memcpy(&k, s.data(), 4); break;
-    case 3: std::memcpy(&k, s.data(), 3); break;
-    case 2: std::memcpy(&k, s.data(), 2); break;
-    case 1: std::memcpy(&k, s.data(), 1); break;
-    default: break;
-  }
-  return k;
-}
-
 // .b8 .. .b128, .u8 .. .u64, .s8 .. .s64, .f16 .. .f64 and .pred: most of the types asked
 // about, read off the spelling without a lookup.
 inline const TypeInfo* plain_scalar(std::string_view t) {
@@ -312,31 +293,29 @@ inline const TypeInfo* plain_scalar(std::string_view t) {
   return &kPlain[k][wi];
 }
 
-// The validator asks about types several times per operand: the plain scalars are decoded,
-// and the other names of up to 8 bytes (all but .samplerref) are found with one integer probe.
-const TypeInfo* find_type(std::string_view type) {
-  if (const TypeInfo* plain = plain_scalar(type)) return plain;
-  static const auto short_names = [] {
-    FlatMap<uint64_t, const TypeInfo*> m;
-    for (auto& e : kTypes)
-      if (e.name.size() <= 8) m.emplace(packed(e.name), &e.info);
+// The types other than the plain scalars, and names that are no type.
+const TypeInfo* other_type(std::string_view type) {
+  static const auto others = [] {
+    FlatMap<std::string_view, const TypeInfo*> m;
+    for (auto& e : kTypes) m.emplace(e.name, &e.info);
     return m;
   }();
-  if (type.size() <= 8) {
-    auto it = short_names.find(packed(type));
-    return it == short_names.end() ? nullptr : it->second;
-  }
-  for (auto& e : kTypes)  // only .samplerref is longer
-    if (e.name == type) return &e.info;
-  return nullptr;
+  auto it = others.find(type);
+  return it == others.end() ? nullptr : it->second;
+}
+
+// The validator asks about types several times per operand; most are plain scalars, decoded
+// in line.
+inline const TypeInfo* find_type(std::string_view type) {
+  const TypeInfo* plain = plain_scalar(type);
+  return plain ? plain : other_type(type);
 }
 }  // namespace
 
 bool is_type_name(std::string_view mod) { return find_type(mod) != nullptr; }
 
 TypeFacts type_facts(std::string_view type) {
-  const TypeInfo* t = plain_scalar(type);  // most asked, and no call
-  if (!t) t = find_type(type);
+  const TypeInfo* t = find_type(type);
   return t ? TypeFacts{t->bits, t->kind} : TypeFacts{};
 }
 

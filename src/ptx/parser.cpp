@@ -42,7 +42,6 @@ class Building {
   ~Building() { stack_.erase(stack_.begin() + static_cast<std::ptrdiff_t>(mark_), stack_.end()); }
   void push(const T& x) { stack_.push_back(x); }
   size_t size() const { return stack_.size() - mark_; }
-  std::vector<T>& stack() { return stack_; }  // to push many at once
   List<T> finish(Arena& a) { return List<T>(a.copy_array(stack_.data() + mark_, size()), size()); }
 
  private:

@@ -260,29 +260,29 @@ void print_block(std::string& out, const Block& b, const std::string& indent, Co
     SourceLoc loc = statement_loc(s);
     SourceLoc after = i + 1 < b.stmts.size() ? statement_loc(b.stmts[i + 1]) : b.end;
     s.visit([&](auto& n) {
-          using T = std::decay_t<decltype(n)>;
-          if constexpr (std::is_same_v<T, Directive>) {
-            print_directive(out, n, indent, c, after);
-          } else if constexpr (std::is_same_v<T, Block>) {
-            print_block(out, n, indent + "\t", c, after);
-          } else {
-            c.above(loc, indent);
-            if constexpr (std::is_same_v<T, Instruction>) {
-              out += indent;
-              print_instruction(out, n);
-            } else if constexpr (std::is_same_v<T, Label>) {
-              out += outer;
-              out += n.name;
-              out += ':';
-            } else {
-              out += indent;
-              print_var_decl(out, n);
-              out += ';';
-            }
-            c.at_end(loc, after);
-            out += '\n';
-          }
-        });
+      using T = std::decay_t<decltype(n)>;
+      if constexpr (std::is_same_v<T, Directive>) {
+        print_directive(out, n, indent, c, after);
+      } else if constexpr (std::is_same_v<T, Block>) {
+        print_block(out, n, indent + "\t", c, after);
+      } else {
+        c.above(loc, indent);
+        if constexpr (std::is_same_v<T, Instruction>) {
+          out += indent;
+          print_instruction(out, n);
+        } else if constexpr (std::is_same_v<T, Label>) {
+          out += outer;
+          out += n.name;
+          out += ':';
+        } else {
+          out += indent;
+          print_var_decl(out, n);
+          out += ';';
+        }
+        c.at_end(loc, after);
+        out += '\n';
+      }
+    });
   }
   c.above(b.end, indent);
   out += outer + "}";

@@ -77,7 +77,6 @@ struct FlatHash {
     if (n > 0) h = (h ^ load_short(p, n)) * 0x94d049bb133111ebull;
     return mix(h);
   }
-  uint64_t operator()(uint64_t x) const { return mix(x * 0x9e3779b97f4a7c15ull); }
   template <typename T>
   uint64_t operator()(T* p) const {
     return mix(reinterpret_cast<uintptr_t>(p) * 0x9e3779b97f4a7c15ull);
