@@ -147,9 +147,9 @@ Result<const CublasLt::Plan*> CublasLt::plan_for(const LtMatmul& mm) {
 Status CublasLt::run(const LtMatmul& mm) {
   auto plan = plan_for(mm);
   if (!plan) return plan.error();
-  const float one = 1.0f, zero = 0.0f;
+  const float zero = 0.0f;
   const Plan& p = **plan;
-  int rc = api_->matmul(api_->handle, p.desc, &one, reinterpret_cast<const void*>(mm.B), p.a, reinterpret_cast<const void*>(mm.A),
+  int rc = api_->matmul(api_->handle, p.desc, &mm.alpha, reinterpret_cast<const void*>(mm.B), p.a, reinterpret_cast<const void*>(mm.A),
                         p.b, &zero, reinterpret_cast<const void*>(mm.C), p.c, reinterpret_cast<void*>(mm.C), p.c, p.best.algo,
                         reinterpret_cast<void*>(workspace_), kWorkspaceBytes, nullptr);
   if (rc != 0) return Error{fmt::format("cublasLtMatmul failed with status {}", rc)};

@@ -22,6 +22,7 @@ struct LtMatmul {
   int64_t m = 0, n = 0, k = 0;
   task::DType a = task::DType::f16, b = task::DType::f16, c = task::DType::f32;
   bool b_k_major = false;
+  float alpha = 1.0f;  // C = alpha A B (the scale is applied in f32, before the rounding to C's type)
   CUdeviceptr A = 0, B = 0, C = 0;
 };
 

@@ -115,6 +115,13 @@ Status LibraryBaseline::run(const task::Task& t, const task::Bindings& symbols,
     }
     auto major = b.args.find("b_major");
     mm.b_k_major = major != b.args.end() && major->second == "k";
+    if (auto al = b.args.find("alpha"); al != b.args.end()) {
+      auto e = task::SizeExpr::parse(al->second);
+      if (!e) return e.error();
+      auto v = e->evaluate(symbols);
+      if (!v) return v.error();
+      mm.alpha = static_cast<float>(v->as_double());
+    }
     if (!lt_ && lt_error_.empty()) {
       auto lt = CublasLt::create(d_);
       if (lt) lt_ = std::move(*lt);

@@ -25,7 +25,7 @@ const Keys kRoofline = {"bytes", "flops", "tensor_cores"};
 const Keys kSizeSet = {"name", "shown", "init"};
 const Keys kSgemm = {"library", "m", "n", "k", "a", "b", "c"};
 const Keys kSgemv = {"library", "rows", "cols", "a", "x", "y"};
-const Keys kLtMatmul = {"library", "m", "n", "k", "a", "b", "c", "b_major"};
+const Keys kLtMatmul = {"library", "m", "n", "k", "a", "b", "c", "b_major", "alpha"};
 
 bool contains(const Keys& keys, std::string_view k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); }
 
@@ -79,7 +79,7 @@ const std::vector<std::string_view>* baseline_keys(std::string_view library) {
 }
 
 bool baseline_key_is_size(std::string_view key) {
-  return key == "m" || key == "n" || key == "k" || key == "rows" || key == "cols";
+  return key == "m" || key == "n" || key == "k" || key == "rows" || key == "cols" || key == "alpha";
 }
 
 void check_task_keys(const toml::table& root, Diagnostics& diags) {
@@ -101,7 +101,7 @@ void check_task_keys(const toml::table& root, Diagnostics& diags) {
     if (const Keys* known = baseline_keys(library)) {
       check_table(*t, *known, fmt::format("[baseline] for {}", library), diags);
       for (auto k : *known)
-        if (!t->contains(k))
+        if (!t->contains(k) && k != "alpha")  // alpha is optional (1 when absent)
           diags.error({static_cast<uint32_t>(t->source().begin.line), 1},
                       fmt::format("[baseline] for {} needs '{}'", library, k), "task");
     }

@@ -215,6 +215,16 @@ TEST(TaskKeys, ALtMatmulBaselineTakesOnlyTypesCublasLtComputes) {
   EXPECT_NE(error_of(bad_major).find("b_major is \"n\""), std::string::npos) << error_of(bad_major);
 }
 
+// alpha (C = alpha A B) is an optional expression of the sizes; its symbols count as used.
+TEST(TaskKeys, ALtMatmulBaselineTakesAnAlphaExpression) {
+  auto t = hgemm_with("b_major = \"n\"", "b_major = \"n\"\nalpha = \"2 * m / m\"");
+  ASSERT_TRUE(t.ok()) << error_of(t);
+  ASSERT_TRUE(t->baseline);
+  EXPECT_EQ(t->baseline->args.at("alpha"), "2 * m / m");
+  auto unbound = hgemm_with("b_major = \"n\"", "b_major = \"n\"\nalpha = \"scale\"");
+  EXPECT_FALSE(unbound.ok()) << "alpha names a symbol no size set binds";
+}
+
 TEST(TaskKeys, MinExecutedNamesARequiredFamilyAndAnExpression) {
   auto t = hgemm_with("", "");
   ASSERT_TRUE(t.ok()) << error_of(t);
