@@ -1,5 +1,7 @@
 // Text and JSON printers of a RunRecord: what a person reads after `ptxforge run`, and what
 // agents and the benchmark store read.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -29,6 +31,11 @@ void case_details(std::string& out, const gpu::CaseResult& c) {
     for (auto& m : o.first) out += fmt::format("        [{}] expected {:g}, got {:g}\n", m.index, m.expected, m.actual);
     if (!o.hint.empty()) out += fmt::format("      hint: {}\n", o.hint);
   }
+}
+
+// Whether any size set was also timed on a vendor library.
+bool has_library_timing(const gpu::TimeReport& t) {
+  return std::any_of(t.sizes.begin(), t.sizes.end(), [](const gpu::SizeTiming& s) { return s.library.has_value(); });
 }
 
 }  // namespace
@@ -67,6 +74,7 @@ std::string render_report_text(const RunRecord& r, bool color) {
                          s.candidate.median_ms, s.reference.median_ms, vs_ref, lib, vs_lib, s.candidate.trials,
                          s.candidate.stdev_ms);
     }
+    if (!has_library_timing(*r.time)) out += "    library: no library baseline here (the task names none)\n";
   }
   if (r.limits && !r.limits->rows.empty()) {
     out += fmt::format("\n  physical limits ({}; fastest trial, {:.0f}% margin):\n", r.limits->note, kPhysicalLimitMargin * 100);
@@ -145,6 +153,7 @@ std::string render_report_json(const RunRecord& r) {
         "drawn from the run's seed, outputs poisoned (the baselines' zeroed), scratch zeroed, the candidate's "
         ".global variables restored, then the L2 flushed by writing a buffer of at least twice the L2 size; "
         "afterwards the last trial and at least 3 trials drawn at random are checked against the reference";
+    if (!has_library_timing(*r.time)) j["time"]["library"] = "no library baseline here (the task names none)";
   }
   if (r.limits) {
     json rows = json::array();

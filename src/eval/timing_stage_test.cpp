@@ -88,6 +88,8 @@ TEST_F(TimingStage, TheRunSeedReachesEveryJobAndTheRecord) {
   EXPECT_EQ(j["time"]["trials_pass"], true);
   std::string text = render_report_text(r);
   EXPECT_NE(text.find("arch sm_80  seed 18446744073709551557\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("library: no library baseline here"), std::string::npos) << "vector_add names no library: " << text;
+  EXPECT_EQ(j["time"]["library"], "no library baseline here (the task names none)");
   EXPECT_NE(r.find_stage(StageId::time)->summary.find("8 input sets, 4 timed trials checked"), std::string::npos)
       << r.find_stage(StageId::time)->summary;
 }
