@@ -1,28 +1,39 @@
-// @launch grid=(min(132, ceil_div(m, 128) * ceil_div(n, 256)), 1, 1) block=(384, 1, 1) smem=214016
+// @launch grid=(min(132, ceil_div(m, 128) * ceil_div(n, 192)), 1, 1) block=(384, 1, 1) smem=222208
 // @tensormap name=tm_a box=(128, 128) swizzle=128B l2=256B
-// @tensormap name=tm_b box=(128, 256) swizzle=128B l2=256B
+// @tensormap name=tm_b box=(128, 192) swizzle=128B l2=256B
 //
 // C (m x n, bf16, row-major) = scale_a * scale_b * A (m x k, e4m3, row-major) * B^T, B stored
-// n x k row-major (e4m3); f32 accumulation on Hopper's tensor cores (wgmma m64n256k32 with
-// e4m3 inputs), operands moved by TMA. sm_90a. An adaptation of level3/bgemm_wgmma_nt's kernel.
+// n x k row-major (e4m3); the products on Hopper's tensor cores (wgmma m64n192k32 with e4m3
+// inputs), their partial sums promoted into f32 registers every 128 of k, operands moved by TMA.
+// sm_90a. An adaptation of level3/bgemm_wgmma_nt's kernel.
 // solution.ptx is this file through nvcc 13.0: `nvcc -arch=sm_90a -ptx -O3 solution.cu`, with
 // the three comment lines above copied to its top.
 //
 // Design (as in the bf16 kernel; what differs for fp8 is marked)
-//   * Block tile 128 (m) x 256 (n), k in steps of BK = 128 e4m3 (fp8: one 128-byte row of
+//   * Promotion (fp8): the fp8 tensor cores keep fewer bits than f32 in their accumulators, and
+//     a wgmma chain over all of k misses an f32 reference by up to 3.5% of a value (measured on an
+//     H200 at 4096^3). So each stage's four k32 wgmma start a fresh partial sum (scale-d = 0 on
+//     the first), and once they are done (wait_group 0) the partial is added into a second set
+//     of f32 registers, `total`, with ordinary adds: cuBLASLt's scheme. The accumulators are
+//     twice as many, which is what sets the tile width (below). Measured on the H200 (the
+//     task's shown sizes, against cuBLASLt): promoting every 128 of k runs at 0.89x / 0.95x,
+//     every 64 at 0.75x / 0.80x, every 32 at 0.54x / 0.58x.
+//   * Block tile 128 (m) x 192 (n), k in steps of BK = 128 e4m3 (fp8: one 128-byte row of
 //     each operand is 128 elements, the width of the 128-byte swizzle). One stage = A 128 x 128
-//     (16 KiB) + B 256 x 128 (32 KiB); 4 stages = 192 KiB, plus 16 KiB of epilogue staging
-//     (2 KiB per consumer warp). Per byte of operand the tile does twice the bf16 kernel's
-//     multiply-adds, matching the fp8 tensor-core rate (twice f16's).
+//     (16 KiB) + B 192 x 128 (24 KiB); 5 stages = 200 KiB, plus 16 KiB of epilogue staging
+//     (2 KiB per consumer warp). A 256-wide tile (the bf16 kernel's) would need 128 + 128 f32
+//     registers per thread with promotion, more than setmaxnreg can give (ptxas spills); 192
+//     needs 96 + 96. (A 128-wide tile fits too but ran at 0.87x the library on qkv_proj.)
 //   * 384 threads = 3 warpgroups, warp-specialised. Warpgroup 0 is the producer: it gives
 //     registers back (setmaxnreg.dec 40) and one thread issues the TMA loads. Warpgroups 1 and 2
-//     are the consumers (setmaxnreg.inc 232): each owns 64 rows of the tile and all 256 columns,
-//     128 f32 accumulators per thread, and runs 4 wgmma m64n256k32 per stage (fp8: k32 each).
+//     are the consumers (setmaxnreg.inc 232): each owns 64 rows of the tile and all 192
+//     columns, 96 f32 accumulators and 96 f32 totals per thread, and runs 4 wgmma m64n192k32
+//     per stage (fp8: k32 each).
 //   * Pipeline: per stage a "full" mbarrier (1 arrival: the producer's arrive.expect_tx of the
-//     stage's 48 KiB; the two TMA loads complete the transaction bytes) and an "empty" mbarrier
+//     stage's 40 KiB; the two TMA loads complete the transaction bytes) and an "empty" mbarrier
 //     (8 arrivals: lane 0 of each consumer warp, once wgmma.wait_group says the wgmma that read
-//     the stage are done). The consumers keep one wgmma group in flight (commit, then
-//     wait_group 1 releases the previous stage).
+//     the stage are done). While one consumer warpgroup adds its partial, the other's wgmma
+//     keep the tensor cores busy.
 //   * Persistent: the grid is at most one CTA per SM (132 on an H100/H200); each CTA walks the
 //     tiles with a stride of the grid, in groups of 16 tile rows (consecutive tiles go down a
 //     column of the group first) so that the CTAs resident together share A and B panels in
@@ -32,9 +43,9 @@
 //     k not a multiple of 128); an e4m3 zero byte is +0.0, so the products there are zeros and
 //     need no special case. The transaction count stays the full box (TMA counts the filled
 //     bytes too).
-//   * Epilogue: each consumer warp multiplies its 16 x 256 accumulators by scale_a * scale_b
+//   * Epilogue: each consumer warp multiplies its 16 x 192 totals by scale_a * scale_b
 //     (fp8: the per-tensor scales, one f32 multiply per output, before the only rounding),
-//     converts them to bf16 and writes them through its 2 KiB staging buffer in four 16 x 64
+//     converts them to bf16 and writes them through its 2 KiB staging buffer in three 16 x 64
 //     pieces: stmatrix (the accumulator fragment is stmatrix's fragment), then 16-byte rows
 //     read back and stored with 16-byte global stores (8 lanes cover 128 contiguous bytes of a
 //     row). The staging rows are XOR-swizzled by 16-byte chunk (chunk ^ (row & 7)), so both
@@ -50,7 +61,7 @@
 // 1024 >> 4 = 64 (from one 8-row group to the next) in 32-45, base offset 0, swizzle mode 1
 // (128B) in bits 62-63. A k32 slice of e4m3 is 32 bytes, so the four slices of a stage are
 // +0, +2, +4, +6 in the start address field, as the bf16 kernel's k16 slices were.
-// The instruction: wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 d, desc-a, desc-b,
+// The instruction: wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3 d, desc-a, desc-b,
 // scale-d, imm-scale-a, imm-scale-b (1, 1: no negation; no transpose operands).
 //
 // Accumulator fragment of m64nNk32 (f32), the same as m64nNk16's: thread t of the warpgroup
@@ -65,15 +76,18 @@
 #endif
 
 namespace fp8gemm {
-constexpr int BM = 128, BN = 256, BK = 128, STAGES = 4;  // BK in e4m3 elements = bytes
+constexpr int BM = 128, BN = 192, BK = 128;  // BK in e4m3 elements = bytes
+constexpr int NACC = BN / 2;                        // f32 accumulators per consumer thread
 constexpr int GROUP_M = FP8GEMM_GROUP;
 constexpr uint32_t A_BYTES = BM * BK;                                     // 16 KiB
-constexpr uint32_t B_BYTES = BN * BK;                                     // 32 KiB
-constexpr uint32_t STAGE_BYTES = A_BYTES + B_BYTES;                       // 48 KiB
+constexpr uint32_t B_BYTES = BN * BK;
+constexpr uint32_t STAGE_BYTES = A_BYTES + B_BYTES;
 constexpr uint32_t EPI_WARP_BYTES = 16 * 128;                             // 16 rows x 64 bf16
+constexpr uint32_t SMEM_LIMIT = 232448;                                   // 227 KiB per block
+constexpr int STAGES = (SMEM_LIMIT - 8 * EPI_WARP_BYTES - 1024) / STAGE_BYTES;
 constexpr uint32_t EPI_OFFSET = STAGES * STAGE_BYTES;
 constexpr uint32_t SMEM_BYTES = EPI_OFFSET + 8 * EPI_WARP_BYTES + 1024;  // + 1024-byte alignment slack
-static_assert(SMEM_BYTES == 214016, "the @launch smem=");
+static_assert(STAGES == 5 && SMEM_BYTES == 222208, "the @launch smem=");
 
 static __device__ __forceinline__ uint32_t smem_u32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -123,26 +137,24 @@ static __device__ __forceinline__ void wgmma_wait() {
 
 // Tells the compiler that the accumulators change here (the wgmma writes them asynchronously):
 // no read of them may move above the wait before it.
-static __device__ __forceinline__ void fence_accumulators(float (&d)[128]) {
+static __device__ __forceinline__ void fence_accumulators(float (&d)[NACC]) {
 #pragma unroll
-  for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(d[i])::"memory");
+  for (int i = 0; i < NACC; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-// D (64 x 256, f32, the fragment layout below) = A (64 x 32, e4m3, from desc_a) * B (256 x 32, e4m3,
+// D (64 x BN, f32, the fragment layout below) = A (64 x 32, e4m3, from desc_a) * B (BN x 32, e4m3,
 // from desc_b)^T + D when accumulate is non-zero. Both operands K-major (fp8 has no transpose).
-static __device__ __forceinline__ void wgmma_m64n256k32_e4m3(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+static __device__ __forceinline__ void wgmma_e4m3(float (&d)[96], uint64_t desc_a, uint64_t desc_b, int accumulate) {
   asm volatile(
-      "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %130, 0;\n\t"
-      "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 {"
+      "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %98, 0;\n\t"
+      "wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3 {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
       "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
       "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
       "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-      "}, %128, %129, p, 1, 1;\n\t}"
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+      "}, %96, %97, p, 1, 1;\n\t}"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -154,11 +166,7 @@ static __device__ __forceinline__ void wgmma_m64n256k32_e4m3(float (&d)[128], ui
         "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
         "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
         "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
       : "l"(desc_a), "l"(desc_b), "r"(accumulate));
 }
 
@@ -211,7 +219,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
   __syncthreads();
 
   const int ntm = (m + BM - 1) / BM, ntn = (n + BN - 1) / BN;
-  const int total = ntm * ntn;
+  const int total_tiles = ntm * ntn;
   const int KT = (k + BK - 1) / BK;
 
   if (wg == 0) {
@@ -221,7 +229,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
       const uint64_t map_a = reinterpret_cast<uint64_t>(&tm_a), map_b = reinterpret_cast<uint64_t>(&tm_b);
       int s = 0;
       uint32_t phase = 0;
-      for (int t = blockIdx.x; t < total; t += gridDim.x) {
+      for (int t = blockIdx.x; t < total_tiles; t += gridDim.x) {
         int tm, tn;
         tile_of(t, ntm, ntn, tm, tn);
         for (int kt = 0; kt < KT; ++kt) {
@@ -247,49 +255,53 @@ extern "C" __global__ void __launch_bounds__(384, 1)
     const uint32_t epi = base + EPI_OFFSET + cw * EPI_WARP_BYTES;
     const uint8_t* const epi_ptr = base_ptr + EPI_OFFSET + cw * EPI_WARP_BYTES;
     const float scale = scale_a * scale_b;
-    float acc[128];
+    // Promotion: each stage's four k32 wgmma start a fresh partial sum in acc (scale-d = 0 on the
+    // first), and once they are done the partial is added into total with ordinary f32 adds.
+    // The tensor cores' fp8 accumulation keeps fewer mantissa bits than f32; a partial over 128
+    // of k stays small, so the rounding it loses stays small too.
+    float acc[NACC], total[NACC];
 #pragma unroll
-    for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+    for (int i = 0; i < NACC; ++i) acc[i] = 0.0f;  // never read (scale-d = 0 first), but defined
     int s = 0;
     uint32_t phase = 0;
-    for (int t = blockIdx.x; t < total; t += gridDim.x) {
+    for (int t = blockIdx.x; t < total_tiles; t += gridDim.x) {
       int tm, tn;
       tile_of(t, ntm, ntn, tm, tn);
-      int prev = 0;
+#pragma unroll
+      for (int i = 0; i < NACC; ++i) total[i] = 0.0f;
       for (int kt = 0; kt < KT; ++kt) {
         mbar_wait(smem_u32(&full_bar[s]), phase);
         const uint32_t sa = base + s * STAGE_BYTES;
         const uint64_t da = desc_128b(sa + w * 64 * 128), db = desc_128b(sa + A_BYTES);
         wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < BK / 32; ++kk) wgmma_m64n256k32_e4m3(acc, da + 2 * kk, db + 2 * kk, (kt | kk) != 0);
+        for (int kk = 0; kk < BK / 32; ++kk) wgmma_e4m3(acc, da + 2 * kk, db + 2 * kk, kk != 0);
         wgmma_commit();
-        wgmma_wait<1>();  // the previous stage's wgmma are done: release it
-        if (kt > 0 && lane == 0) mbar_arrive(smem_u32(&empty_bar[prev]));
-        prev = s;
+        wgmma_wait<0>();
+        fence_accumulators(acc);
+        if (lane == 0) mbar_arrive(smem_u32(&empty_bar[s]));  // this stage is read: release it
+#pragma unroll
+        for (int i = 0; i < NACC; ++i) total[i] += acc[i];
         if (++s == STAGES) {
           s = 0;
           phase ^= 1;
         }
       }
-      wgmma_wait<0>();
-      fence_accumulators(acc);
-      if (lane == 0) mbar_arrive(smem_u32(&empty_bar[prev]));
 
-      // Epilogue: this warp's rows row0 .. row0 + 15, in four pieces of 64 columns.
+      // Epilogue: this warp's rows row0 .. row0 + 15, in three pieces of 64 columns.
       const unsigned row0 = tm * BM + w * 64 + (cw & 3) * 16;
       const int q = lane >> 3, i8 = lane & 7;
       const uint32_t st_row = i8 + 8 * (q & 1);  // the row this lane addresses for stmatrix
 #pragma unroll
-      for (int piece = 0; piece < 4; ++piece) {
+      for (int piece = 0; piece < BN / 64; ++piece) {
 #pragma unroll
         for (int p = 0; p < 4; ++p) {
           const int j = 8 * piece + 2 * p;  // 8-column slices j and j + 1
           const uint32_t ch = 2 * p + (q >> 1);
-          stmatrix_x4(epi + st_row * 128 + ((ch ^ i8) << 4), pack_bf16(scale * acc[4 * j], scale * acc[4 * j + 1]),
-                      pack_bf16(scale * acc[4 * j + 2], scale * acc[4 * j + 3]),
-                      pack_bf16(scale * acc[4 * j + 4], scale * acc[4 * j + 5]),
-                      pack_bf16(scale * acc[4 * j + 6], scale * acc[4 * j + 7]));
+          stmatrix_x4(epi + st_row * 128 + ((ch ^ i8) << 4), pack_bf16(scale * total[4 * j], scale * total[4 * j + 1]),
+                      pack_bf16(scale * total[4 * j + 2], scale * total[4 * j + 3]),
+                      pack_bf16(scale * total[4 * j + 4], scale * total[4 * j + 5]),
+                      pack_bf16(scale * total[4 * j + 6], scale * total[4 * j + 7]));
         }
         __syncwarp();
 #pragma unroll
