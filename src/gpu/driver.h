@@ -1,7 +1,7 @@
 // The CUDA driver API, loaded at run time with dlopen("libcuda.so.1") and cuGetProcAddress,
 // so nothing links libcuda: the same binary runs (and its tests start) on machines without
 // a GPU, where driver() returns an error that says so. Only the worker's files (executor,
-// worker_main, tensor_map, library_baseline, cublaslt, peak_measure, guarded_memory_cuda,
+// worker_main, tensor_map, library_baseline, cublaslt, cudnn_sdpa, peak_measure, guarded_memory_cuda,
 // input_check) include this: the parent process asks the worker (JobKind::device) and never
 // loads libcuda itself.
 #pragma once

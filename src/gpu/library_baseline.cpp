@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <cassert>
+#include <cmath>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -42,6 +43,7 @@ Result<std::unique_ptr<LibraryBaseline>> LibraryBaseline::create(const Driver& d
 LibraryBaseline::LibraryBaseline(const Driver& d, std::unique_ptr<Api> api) : d_(d), api_(std::move(api)) {}
 LibraryBaseline::~LibraryBaseline() {
   lt_.reset();
+  sdpa_.reset();
   if (api_ && api_->handle) api_->destroy(api_->handle);
 }
 
@@ -49,6 +51,7 @@ std::string LibraryBaseline::name(const task::Baseline& b) {
   if (b.library == "cublas_sgemm") return "cuBLAS sgemm";
   if (b.library == "cublas_sgemv") return "cuBLAS sgemv";
   if (b.library == "cublaslt_matmul") return "cuBLASLt matmul";
+  if (b.library == "cudnn_sdpa") return "cuDNN fused attention";
   return b.library;
 }
 
@@ -130,7 +133,68 @@ Status LibraryBaseline::run(const task::Task& t, const task::Bindings& symbols,
     if (!lt_) return Error{lt_error_};
     return lt_->run(mm);
   }
+  if (b.library == "cudnn_sdpa") return run_sdpa(t, symbols, buffers);
   return Error{fmt::format("unknown library baseline '{}'", b.library)};
+}
+
+// [baseline] library = "cudnn_sdpa": batch, heads, seq, head_dim, causal (and scale, else
+// 1/sqrt(head_dim)) are expressions of the sizes; q, k, v, o (and lse) name the buffers.
+Status LibraryBaseline::run_sdpa(const task::Task& t, const task::Bindings& symbols,
+                                 const std::map<std::string, CUdeviceptr>& buffers) {
+  const task::Baseline& b = *t.baseline;
+  auto value = [&](const char* key) -> Result<double> {
+    auto it = b.args.find(key);
+    if (it == b.args.end()) return Error{fmt::format("baseline cudnn_sdpa needs '{}'", key)};
+    auto e = task::SizeExpr::parse(it->second);
+    if (!e) return e.error();
+    auto v = e->evaluate(symbols);
+    if (!v) return v.error();
+    return v->as_double();
+  };
+  SdpaCall call;
+  for (auto [key, out] : {std::pair{"batch", &call.batch}, {"heads", &call.heads}, {"seq", &call.seq}, {"head_dim", &call.head_dim}}) {
+    auto v = value(key);
+    if (!v) return v.error();
+    if (*v < 1) return Error{fmt::format("baseline cudnn_sdpa: {} is {}, not a positive count", key, *v)};
+    *out = static_cast<int64_t>(*v);
+  }
+  auto causal = value("causal");
+  if (!causal) return causal.error();
+  call.causal = *causal != 0;
+  call.scale = 1.0f / std::sqrt(static_cast<float>(call.head_dim));
+  if (b.args.count("scale")) {
+    auto s = value("scale");
+    if (!s) return s.error();
+    call.scale = static_cast<float>(*s);
+  }
+  // Each buffer must hold what cuDNN will read or write: [batch][heads][seq][head_dim], or one
+  // f32 per row for lse.
+  const int64_t rows = call.batch * call.heads * call.seq;
+  for (auto [key, ptr, need] : {std::tuple{"q", &call.q, rows * call.head_dim}, std::tuple{"k", &call.k, rows * call.head_dim},
+                                std::tuple{"v", &call.v, rows * call.head_dim}, std::tuple{"o", &call.o, rows * call.head_dim},
+                                std::tuple{"lse", &call.lse, rows}}) {
+    auto it = b.args.find(key);
+    if (it == b.args.end()) {
+      if (std::string(key) == "lse") continue;
+      return Error{fmt::format("baseline cudnn_sdpa needs '{}'", key)};
+    }
+    auto p = buffers.find(it->second);
+    const task::Param* param = t.find_param(it->second);
+    if (p == buffers.end() || !param) return Error{fmt::format("baseline cudnn_sdpa: '{}' is not a buffer", it->second)};
+    auto count = param->count.evaluate_int(symbols);
+    if (!count) return count.error();
+    if (*count < need)
+      return Error{fmt::format("baseline cudnn_sdpa: buffer '{}' holds {} elements, the attention needs {}", it->second, *count, need)};
+    *ptr = p->second;
+    if (std::string(key) == "q") call.dtype = param->dtype;
+  }
+  if (!sdpa_ && sdpa_error_.empty()) {
+    auto s = CudnnSdpa::create(d_);
+    if (s) sdpa_ = std::move(*s);
+    else sdpa_error_ = s.error().message;
+  }
+  if (!sdpa_) return Error{sdpa_error_};
+  return sdpa_->run(call);
 }
 
 }  // namespace ptxforge::gpu

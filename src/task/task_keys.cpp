@@ -26,6 +26,7 @@ const Keys kSizeSet = {"name", "shown", "init"};
 const Keys kSgemm = {"library", "m", "n", "k", "a", "b", "c"};
 const Keys kSgemv = {"library", "rows", "cols", "a", "x", "y"};
 const Keys kLtMatmul = {"library", "m", "n", "k", "a", "b", "c", "b_major", "alpha"};
+const Keys kCudnnSdpa = {"library", "batch", "heads", "seq", "head_dim", "causal", "scale", "q", "k", "v", "o", "lse"};
 
 bool contains(const Keys& keys, std::string_view k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); }
 
@@ -75,11 +76,19 @@ const std::vector<std::string_view>* baseline_keys(std::string_view library) {
   if (library == "cublas_sgemm") return &kSgemm;
   if (library == "cublas_sgemv") return &kSgemv;
   if (library == "cublaslt_matmul") return &kLtMatmul;
+  if (library == "cudnn_sdpa") return &kCudnnSdpa;
   return nullptr;
 }
 
-bool baseline_key_is_size(std::string_view key) {
+bool baseline_key_is_size(std::string_view library, std::string_view key) {
+  if (library == "cudnn_sdpa")
+    return key == "batch" || key == "heads" || key == "seq" || key == "head_dim" || key == "causal" || key == "scale";
   return key == "m" || key == "n" || key == "k" || key == "rows" || key == "cols" || key == "alpha";
+}
+
+bool baseline_key_is_optional(std::string_view library, std::string_view key) {
+  if (library == "cudnn_sdpa") return key == "scale" || key == "lse";
+  return key == "alpha";
 }
 
 void check_task_keys(const toml::table& root, Diagnostics& diags) {
@@ -101,7 +110,7 @@ void check_task_keys(const toml::table& root, Diagnostics& diags) {
     if (const Keys* known = baseline_keys(library)) {
       check_table(*t, *known, fmt::format("[baseline] for {}", library), diags);
       for (auto k : *known)
-        if (!t->contains(k) && k != "alpha")  // alpha is optional (1 when absent)
+        if (!t->contains(k) && !baseline_key_is_optional(library, k))
           diags.error({static_cast<uint32_t>(t->source().begin.line), 1},
                       fmt::format("[baseline] for {} needs '{}'", library, k), "task");
     }

@@ -382,6 +382,26 @@ void check_lt_matmul_types(Reader& r, const toml::table* b, const Task& task, co
             "cublaslt_matmul takes fp8 operands only with b_major = \"k\" (both operands K-contiguous)");
 }
 
+// cudnn_sdpa (gpu/cudnn_sdpa.h): q, k, v and o of one 16-bit float type, lse f32.
+void check_sdpa_types(Reader& r, const toml::table* b, const Task& task, const Baseline& base) {
+  auto type_of = [&](const char* key) -> std::optional<DType> {
+    auto it = base.args.find(key);
+    const Param* p = it == base.args.end() ? nullptr : task.find_param(it->second);
+    return p && p->kind == Param::buffer ? std::optional<DType>(p->dtype) : std::nullopt;
+  };
+  auto q = type_of("q");
+  for (const char* key : {"k", "v", "o"}) {
+    auto t = type_of(key);
+    if (q && t && *t != *q)
+      r.error(b->get(key), fmt::format("cudnn_sdpa takes q, k, v and o of one type: q is {}, {} is {}", dtype_name(*q), key,
+                                       dtype_name(*t)));
+  }
+  if (q && *q != DType::f16 && *q != DType::bf16)
+    r.error(b->get("q"), fmt::format("cudnn_sdpa takes f16 or bf16 q, k, v and o, not {}", dtype_name(*q)));
+  if (auto lse = type_of("lse"); lse && *lse != DType::f32)
+    r.error(b->get("lse"), fmt::format("cudnn_sdpa writes lse as f32, not {}", dtype_name(*lse)));
+}
+
 // [roofline] is required: the physical-limit gate of the time stage needs the bytes a kernel
 // must move and the flops it must do, on every size set.
 void read_roofline(Reader& r, const toml::table& root, Task& task, Diagnostics& diags) {
@@ -508,7 +528,8 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
     base.library = r.string(*b, "library", true, Reader::loc_of(b)).value_or("");
     if (!baseline_keys(base.library))
       r.error(b->get("library"),
-              fmt::format("unknown library baseline '{}'; known: cublas_sgemm, cublas_sgemv, cublaslt_matmul", base.library));
+              fmt::format("unknown library baseline '{}'; known: cublas_sgemm, cublas_sgemv, cublaslt_matmul, cudnn_sdpa",
+                          base.library));
     for (auto& [k, v] : *b) {
       if (k == "library") continue;
       if (k == "b_major") {
@@ -520,7 +541,7 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
       }
       if (auto s = v.value<std::string>()) base.args[std::string(k.str())] = *s;
       else if (auto i = v.value<int64_t>()) base.args[std::string(k.str())] = std::to_string(*i);
-      if (baseline_key_is_size(k.str())) {
+      if (baseline_key_is_size(base.library, k.str())) {
         r.expr(*b, k.str(), false, Reader::loc_of(b));  // reports a bad expression and notes its symbols
       } else if (auto name = v.value<std::string>()) {
         const Param* p = task.find_param(*name);
@@ -528,6 +549,7 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
       }
     }
     if (base.library == "cublaslt_matmul") check_lt_matmul_types(r, b, task, base);
+    if (base.library == "cudnn_sdpa") check_sdpa_types(r, b, task, base);
     task.baseline = base;
   }
   if (const toml::array* sets = root["sanitize_sizes"].as_array()) {

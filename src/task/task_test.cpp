@@ -215,6 +215,42 @@ TEST(TaskKeys, ALtMatmulBaselineTakesOnlyTypesCublasLtComputes) {
   EXPECT_NE(error_of(bad_major).find("b_major is \"n\""), std::string::npos) << error_of(bad_major);
 }
 
+// The shipped attention task with its [baseline] or a buffer edited.
+Result<Task> attention_with(const std::string& from, const std::string& to) {
+  auto text = read_file(std::string(PTXFORGE_SOURCE_DIR) + "/tasks/level3/flash_attn_fwd/task.toml");
+  EXPECT_TRUE(text.ok());
+  std::string s = text.ok() ? *text : "";
+  if (s.find(from) == std::string::npos) ADD_FAILURE() << "no '" << from << "' in the attention task";
+  else s.replace(s.find(from), from.size(), to);
+  return parse_task(s, "task.toml", "/tmp/t");
+}
+
+TEST(TaskKeys, ACudnnAttentionBaselineNamesItsSizesAndBuffers) {
+  auto shipped = attention_with("", "");
+  ASSERT_TRUE(shipped.ok()) << error_of(shipped);
+  ASSERT_TRUE(shipped->baseline);
+  EXPECT_EQ(shipped->baseline->library, "cudnn_sdpa");
+  EXPECT_EQ(shipped->baseline->args.at("seq"), "s") << "a size expression, kept as text";
+  EXPECT_EQ(shipped->baseline->args.at("k"), "k") << "'k' names a buffer here, not a GEMM's size";
+  EXPECT_TRUE(attention_with("lse = \"lse\"\n\n#", "\n#").ok()) << "lse is optional";
+  EXPECT_TRUE(attention_with("head_dim = \"128\"", "head_dim = \"128\"\nscale = \"0.125\"").ok()) << "scale is optional";
+  auto no_seq = attention_with("seq = \"s\"\n", "");
+  EXPECT_NE(error_of(no_seq).find("[baseline] for cudnn_sdpa needs 'seq'"), std::string::npos) << error_of(no_seq);
+  auto typo = attention_with("causal = \"causal\"", "casual = \"causal\"");
+  EXPECT_NE(error_of(typo).find("unknown key 'casual' in [baseline] for cudnn_sdpa; did you mean 'causal'?"), std::string::npos)
+      << error_of(typo);
+  auto bad_expr = attention_with("seq = \"s\"", "seq = \"s +\"");
+  EXPECT_FALSE(bad_expr.ok()) << "a size key is parsed as an expression";
+  auto not_buffer = attention_with("v = \"v\"", "v = \"s\"");
+  EXPECT_NE(error_of(not_buffer).find("baseline 'v' must name a buffer parameter, not 's'"), std::string::npos)
+      << error_of(not_buffer);
+  auto mixed = attention_with("name = \"v\"\ndtype = \"bf16\"", "name = \"v\"\ndtype = \"f16\"");
+  EXPECT_NE(error_of(mixed).find("cudnn_sdpa takes q, k, v and o of one type: q is bf16, v is f16"), std::string::npos)
+      << error_of(mixed);
+  auto wide_lse = attention_with("name = \"lse\"\ndtype = \"f32\"", "name = \"lse\"\ndtype = \"bf16\"");
+  EXPECT_NE(error_of(wide_lse).find("cudnn_sdpa writes lse as f32, not bf16"), std::string::npos) << error_of(wide_lse);
+}
+
 // alpha (C = alpha A B) is an optional expression of the sizes; its symbols count as used.
 TEST(TaskKeys, ALtMatmulBaselineTakesAnAlphaExpression) {
   auto t = hgemm_with("b_major = \"n\"", "b_major = \"n\"\nalpha = \"2 * m / m\"");
