@@ -1,6 +1,7 @@
 #include "gpu/cudnn_sdpa.h"
 
 #include <cassert>
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -143,7 +144,9 @@ struct CudnnSdpa::Plan {
   Descriptor graph, plan;
   int64_t workspace = 0;
   bool stats = false, causal = false;
-  float scale = 1.0f;
+  // The by-value scalars: the variant packs point at these, so they live as long as the plan.
+  float scale = 1.0f, neg_inf = 0.0f;
+  std::map<std::array<CUdeviceptr, 5>, Descriptor> packs;  // by q, k, v, o, lse
 };
 
 Result<std::unique_ptr<CudnnSdpa>> CudnnSdpa::create(const Driver& d) {
@@ -161,6 +164,7 @@ CudnnSdpa::~CudnnSdpa() {
 
 Status CudnnSdpa::ensure_workspace(size_t bytes) {
   if (bytes <= workspace_bytes_) return ok_status();
+  for (auto& [key, plan] : plans_) plan->packs.clear();  // they bind the old workspace
   if (workspace_) d_.cuMemFree(workspace_);
   workspace_ = 0;
   workspace_bytes_ = 0;
@@ -226,6 +230,8 @@ Result<CudnnSdpa::Plan*> CudnnSdpa::plan_for(const SdpaCall& c) {
   plan->stats = c.lse != 0;
   plan->causal = c.causal;
   plan->scale = c.scale;
+  // cuDNN 9.10 and later mask with -inf; earlier versions want the lowest finite float.
+  plan->neg_inf = lib_->version() >= 91000 ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::lowest();
   auto graph = lib_->create(DescType::operation_graph);
   if (!graph) return graph.error();
   void* handle = lib_->handle();
@@ -290,22 +296,26 @@ Result<CudnnSdpa::Plan*> CudnnSdpa::plan_for(const SdpaCall& c) {
 
 Status CudnnSdpa::run(const SdpaCall& c) {
   assert(c.q && c.k && c.v && c.o);
+  // Measured with cuDNN 9.14 on an H200: a scale of 0 leaves every o NaN (lse is right).
+  if (!(std::isfinite(c.scale) && c.scale != 0.0f))
+    return Error{fmt::format("cuDNN's fused attention needs a finite, non-zero scale (got {}): with 0 it writes NaN", c.scale)};
   auto plan = plan_for(c);
   if (!plan) return plan.error();
-  const Plan& p = **plan;
-  // cuDNN 9.10 and later mask with -inf; earlier versions want the lowest finite float.
-  float neg_inf = lib_->version() >= 91000 ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::lowest();
-  float scale = c.scale;
+  Plan& p = **plan;
+  // The variant pack binds this call's buffers; one is kept per set of buffers (the timing
+  // rotates through a few), so a timed call is cuDNN's execute alone.
+  const std::array<CUdeviceptr, 5> buffers = {c.q, c.k, c.v, c.o, c.lse};
+  if (auto it = p.packs.find(buffers); it != p.packs.end()) return lib_->execute(p.plan, it->second);
   std::vector<int64_t> uids = {kQ, kK, kV, kO, kScale};
   std::vector<void*> pointers = {reinterpret_cast<void*>(c.q), reinterpret_cast<void*>(c.k), reinterpret_cast<void*>(c.v),
-                                 reinterpret_cast<void*>(c.o), &scale};
+                                 reinterpret_cast<void*>(c.o), &p.scale};
   if (p.stats) {
     uids.push_back(kStats);
     pointers.push_back(reinterpret_cast<void*>(c.lse));
   }
   if (p.causal) {
     uids.push_back(kNegInf);
-    pointers.push_back(&neg_inf);
+    pointers.push_back(&p.neg_inf);
   }
   auto pack = lib_->create(DescType::variant_pack);
   if (!pack) return pack.error();
@@ -316,7 +326,9 @@ Status CudnnSdpa::run(const SdpaCall& c) {
                     lib_->set(*pack, Attr::variant_pack_workspace, AttrType::void_ptr, 1, &ws, "the workspace"),
                     lib_->finalize(*pack, "the variant pack")})
     if (!st) return st.error();
-  return lib_->execute(p.plan, *pack);
+  if (p.packs.size() >= 64) p.packs.clear();
+  auto& kept = p.packs[buffers] = std::move(*pack);
+  return lib_->execute(p.plan, kept);
 }
 
 }  // namespace ptxforge::gpu
