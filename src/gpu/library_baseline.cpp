@@ -24,7 +24,18 @@ struct LibraryBaseline::Api {
 
 namespace {
 constexpr int kOpN = 0, kOpT = 1;
+
+// A library loaded on its first use: the first attempt's error is kept and not retried.
+template <typename T, typename Create>
+bool load_once(std::unique_ptr<T>& slot, std::string& error, Create create) {
+  if (!slot && error.empty()) {
+    auto made = create();
+    if (made) slot = std::move(*made);
+    else error = made.error().message;
+  }
+  return slot != nullptr;
 }
+}  // namespace
 
 Result<std::unique_ptr<LibraryBaseline>> LibraryBaseline::create(const Driver& d) {
   void* h = open_cuda_library("libcublas.so.13");
@@ -125,12 +136,7 @@ Status LibraryBaseline::run(const task::Task& t, const task::Bindings& symbols,
       if (!v) return v.error();
       mm.alpha = static_cast<float>(v->as_double());
     }
-    if (!lt_ && lt_error_.empty()) {
-      auto lt = CublasLt::create(d_);
-      if (lt) lt_ = std::move(*lt);
-      else lt_error_ = lt.error().message;
-    }
-    if (!lt_) return Error{lt_error_};
+    if (!load_once(lt_, lt_error_, [&] { return CublasLt::create(d_); })) return Error{lt_error_};
     return lt_->run(mm);
   }
   if (b.library == "cudnn_sdpa") return run_sdpa(t, symbols, buffers);
@@ -188,12 +194,7 @@ Status LibraryBaseline::run_sdpa(const task::Task& t, const task::Bindings& symb
     *ptr = p->second;
     if (std::string(key) == "q") call.dtype = param->dtype;
   }
-  if (!sdpa_ && sdpa_error_.empty()) {
-    auto s = CudnnSdpa::create(d_);
-    if (s) sdpa_ = std::move(*s);
-    else sdpa_error_ = s.error().message;
-  }
-  if (!sdpa_) return Error{sdpa_error_};
+  if (!load_once(sdpa_, sdpa_error_, [&] { return CudnnSdpa::create(d_); })) return Error{sdpa_error_};
   return sdpa_->run(call);
 }
 

@@ -182,15 +182,18 @@ TEST(TaskKeys, BaselineArgumentsAreCheckedPerLibrary) {
   EXPECT_NE(error_of(bad_buffer).find("baseline 'x' must name a buffer parameter, not 'q'"), std::string::npos) << error_of(bad_buffer);
 }
 
-// The shipped fp16 GEMM's task with its [baseline] or a buffer's dtype changed.
-Result<Task> hgemm_with(const std::string& from, const std::string& to) {
-  auto text = read_file(std::string(PTXFORGE_SOURCE_DIR) + "/tasks/level2/hgemm_mma/task.toml");
+// A shipped task's file with the first `from` replaced by `to`, parsed.
+Result<Task> shipped_with(const std::string& task_dir, const std::string& from, const std::string& to) {
+  auto text = read_file(std::string(PTXFORGE_SOURCE_DIR) + "/tasks/" + task_dir + "/task.toml");
   EXPECT_TRUE(text.ok());
   std::string s = text.ok() ? *text : "";
-  if (s.find(from) == std::string::npos) ADD_FAILURE() << "no '" << from << "' in the hgemm task";
+  if (s.find(from) == std::string::npos) ADD_FAILURE() << "no '" << from << "' in " << task_dir;
   else s.replace(s.find(from), from.size(), to);
   return parse_task(s, "task.toml", "/tmp/t");
 }
+
+// The shipped fp16 GEMM's task with its [baseline] or a buffer's dtype changed.
+Result<Task> hgemm_with(const std::string& from, const std::string& to) { return shipped_with("level2/hgemm_mma", from, to); }
 
 TEST(TaskKeys, ALtMatmulBaselineTakesOnlyTypesCublasLtComputes) {
   EXPECT_TRUE(hgemm_with("b_major = \"n\"", "b_major = \"n\"").ok()) << error_of(hgemm_with("", ""));
@@ -217,12 +220,7 @@ TEST(TaskKeys, ALtMatmulBaselineTakesOnlyTypesCublasLtComputes) {
 
 // The shipped attention task with its [baseline] or a buffer edited.
 Result<Task> attention_with(const std::string& from, const std::string& to) {
-  auto text = read_file(std::string(PTXFORGE_SOURCE_DIR) + "/tasks/level3/flash_attn_fwd/task.toml");
-  EXPECT_TRUE(text.ok());
-  std::string s = text.ok() ? *text : "";
-  if (s.find(from) == std::string::npos) ADD_FAILURE() << "no '" << from << "' in the attention task";
-  else s.replace(s.find(from), from.size(), to);
-  return parse_task(s, "task.toml", "/tmp/t");
+  return shipped_with("level3/flash_attn_fwd", from, to);
 }
 
 TEST(TaskKeys, ACudnnAttentionBaselineNamesItsSizesAndBuffers) {
