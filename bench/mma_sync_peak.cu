@@ -121,8 +121,9 @@ int main() {
   }
   std::printf("mma.sync m16n8k16 f16->f32, registers alone: %d SMs, median %.3f ms, %.1f TFLOP/s\n", sms, regs_ms,
               regs_flops / (regs_ms * 1e-3) / 1e12);
-  std::printf("mma.sync fed by ldmatrix from shared memory, 64x64 per warp: %d registers, %d blocks of 4 warps per SM, "
-              "median %.3f ms, %.1f TFLOP/s\n",
-              attr.numRegs, per_sm, smem_ms, smem_flops / (smem_ms * 1e-3) / 1e12);
+  std::printf(
+      "mma.sync fed by ldmatrix from shared memory, 64x64 per warp: %d registers, %zu bytes of local memory "
+      "(spills), %d blocks of 4 warps per SM, median %.3f ms, %.1f TFLOP/s\n",
+      attr.numRegs, attr.localSizeBytes, per_sm, smem_ms, smem_flops / (smem_ms * 1e-3) / 1e12);
   return 0;
 }

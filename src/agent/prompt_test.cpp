@@ -171,7 +171,8 @@ TEST(Prompt, EveryTaskWithALibraryBaselineNamesIt) {
     }
     ++with_baseline;
     std::string name = gpu::LibraryBaseline::name(*t->baseline);
-    EXPECT_TRUE(name.find("cuBLAS") != std::string::npos || name.find("cuDNN") != std::string::npos) << t->name << ": " << name;
+    EXPECT_TRUE(name.find("cuBLAS") != std::string::npos || name.find("cuDNN") != std::string::npos)
+        << t->name << ": " << name;
     EXPECT_NE(bare.find(fmt::format("Timed against the kernel nvcc builds from the reference and against {}, the vendor library",
                                     name)),
               std::string::npos)

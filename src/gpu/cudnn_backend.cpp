@@ -39,21 +39,29 @@ Descriptor::~Descriptor() {
 Result<std::unique_ptr<Library>> Library::load() {
   void* h = open_cuda_library("libcudnn.so.9");
   if (!h) h = open_cuda_library("libcudnn.so");
-  if (!h) return Error{fmt::format("cuDNN not found (looked for libcudnn.so.9 in {}/lib64 and the library path)", cuda_home())};
+  if (!h)
+    return Error{
+        fmt::format("cuDNN not found (looked for libcudnn.so.9 in {}/lib64 and the library path)", cuda_home())};
   auto api = std::make_unique<Api>();
-  auto load = [&](auto& fn, const char* name) {
+  std::string missing;
+  auto symbol = [&](auto& fn, const char* name) {
     fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name));
-    return fn != nullptr;
+    if (!fn && missing.empty()) missing = name;
   };
-  bool all = load(api->get_version, "cudnnGetVersion") && load(api->create_handle, "cudnnCreate") &&
-             load(api->destroy_handle, "cudnnDestroy") && load(api->error_string, "cudnnGetErrorString") &&
-             load(api->create, "cudnnBackendCreateDescriptor") && load(api->destroy, "cudnnBackendDestroyDescriptor") &&
-             load(api->set, "cudnnBackendSetAttribute") && load(api->get, "cudnnBackendGetAttribute") &&
-             load(api->finalize, "cudnnBackendFinalize") && load(api->execute, "cudnnBackendExecute");
-  if (!all) return Error{"cuDNN lacks an expected function of its backend API (cuDNN 8.9 or later is needed)"};
-  load(api->last_error, "cudnnGetLastErrorString");
+  symbol(api->get_version, "cudnnGetVersion");
+  symbol(api->create_handle, "cudnnCreate");
+  symbol(api->destroy_handle, "cudnnDestroy");
+  symbol(api->error_string, "cudnnGetErrorString");
+  symbol(api->create, "cudnnBackendCreateDescriptor");
+  symbol(api->destroy, "cudnnBackendDestroyDescriptor");
+  symbol(api->set, "cudnnBackendSetAttribute");
+  symbol(api->get, "cudnnBackendGetAttribute");
+  symbol(api->finalize, "cudnnBackendFinalize");
+  symbol(api->execute, "cudnnBackendExecute");
+  if (!missing.empty()) return Error{fmt::format("cuDNN lacks {} (cuDNN 9 or later is needed)", missing)};
+  api->last_error = reinterpret_cast<decltype(api->last_error)>(dlsym(h, "cudnnGetLastErrorString"));  // optional
   if (size_t v = api->get_version(); v < 90000)
-    return Error{fmt::format("cuDNN {} is too old: its fused attention needs cuDNN 9 (version {} found)", v, v)};
+    return Error{fmt::format("cuDNN {} is too old: its fused attention graph needs cuDNN 9 (90000 or later)", v)};
   std::unique_ptr<Library> lib(new Library(std::move(api)));
   if (int rc = lib->api_->create_handle(&lib->handle_); rc != 0) {
     lib->handle_ = nullptr;
@@ -87,7 +95,8 @@ Result<Descriptor> Library::create(DescType t) const {
   return Descriptor(api_.get(), raw);
 }
 
-Status Library::set(const Descriptor& d, Attr a, AttrType t, int64_t count, const void* values, const char* what) const {
+Status Library::set(const Descriptor& d, Attr a, AttrType t, int64_t count, const void* values,
+                    const char* what) const {
   if (int rc = api_->set(d.raw(), static_cast<int>(a), static_cast<int>(t), count, values); rc != 0)
     return Error{fmt::format("cuDNN: setting {} (attribute {}) failed: {}", what, static_cast<int>(a), describe(rc))};
   return ok_status();
@@ -101,7 +110,8 @@ Status Library::get(const Descriptor& d, Attr a, AttrType t, int64_t requested, 
 }
 
 Status Library::finalize(const Descriptor& d, const char* what) const {
-  if (int rc = api_->finalize(d.raw()); rc != 0) return Error{fmt::format("cuDNN: finalizing {} failed: {}", what, describe(rc))};
+  if (int rc = api_->finalize(d.raw()); rc != 0)
+    return Error{fmt::format("cuDNN: finalizing {} failed: {}", what, describe(rc))};
   return ok_status();
 }
 

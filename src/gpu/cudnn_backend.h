@@ -94,7 +94,7 @@ enum class PointwiseMode : int {  // cudnnPointwiseMode_t
 };
 
 enum class ReduceOp : int { add = 0, max = 3 };  // cudnnReduceTensorOp_t
-constexpr int kHeurModeA = 3;                     // CUDNN_HEUR_MODE_A
+constexpr int kHeurModeA = 3;                    // CUDNN_HEUR_MODE_A
 
 struct Api;
 
@@ -133,7 +133,8 @@ class Library {
     void* raw = value.raw();
     return set(d, a, AttrType::descriptor, 1, &raw, what);
   }
-  Status get(const Descriptor& d, Attr a, AttrType t, int64_t requested, int64_t* count, void* values, const char* what) const;
+  Status get(const Descriptor& d, Attr a, AttrType t, int64_t requested, int64_t* count, void* values,
+             const char* what) const;
   Status finalize(const Descriptor& d, const char* what) const;
   Status execute(const Descriptor& plan, const Descriptor& variant_pack) const;
 

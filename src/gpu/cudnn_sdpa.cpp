@@ -12,8 +12,8 @@ namespace ptxforge::gpu {
 using cudnn::Attr;
 using cudnn::AttrType;
 using cudnn::DataType;
-using cudnn::DescType;
 using cudnn::Descriptor;
+using cudnn::DescType;
 using cudnn::PointwiseMode;
 using cudnn::ReduceOp;
 
@@ -62,13 +62,17 @@ class GraphBuilder {
     auto op = lib_.create(DescType::operation_matmul);
     if (!op) return (void)fail(op.error());
     void* raw_desc = keep(std::move(*desc), false);
-    for (auto [attr, t] : {std::pair{Attr::op_matmul_a, a}, {Attr::op_matmul_b, b}, {Attr::op_matmul_c, c}, {Attr::op_matmul_desc, raw_desc}})
+    for (auto [attr, t] : {std::pair{Attr::op_matmul_a, a},
+                           {Attr::op_matmul_b, b},
+                           {Attr::op_matmul_c, c},
+                           {Attr::op_matmul_desc, raw_desc}})
       if (!check(lib_.set(*op, attr, AttrType::descriptor, 1, &t, "a matmul operand"))) return;
     if (check(lib_.finalize(*op, "a matmul"))) keep(std::move(*op), true);
   }
 
   // y = mode(x, b, t); b and t may be null. `axis` is for gen_index.
-  void pointwise(PointwiseMode mode, DataType precision, void* x, void* b, void* y, void* t = nullptr, int64_t axis = -1) {
+  void pointwise(PointwiseMode mode, DataType precision, void* x, void* b, void* y, void* t = nullptr,
+                 int64_t axis = -1) {
     if (!error_.ok()) return;
     auto desc = lib_.create(DescType::pointwise);
     if (!desc) return (void)fail(desc.error());
@@ -82,13 +86,17 @@ class GraphBuilder {
     auto op = lib_.create(DescType::operation_pointwise);
     if (!op) return (void)fail(op.error());
     void* raw_desc = keep(std::move(*desc), false);
-    if (!check(lib_.set(*op, Attr::op_pointwise_descriptor, AttrType::descriptor, 1, &raw_desc, "a pointwise descriptor")) ||
+    if (!check(lib_.set(*op, Attr::op_pointwise_descriptor, AttrType::descriptor, 1, &raw_desc,
+                        "a pointwise descriptor")) ||
         !check(lib_.set(*op, Attr::op_pointwise_x, AttrType::descriptor, 1, &x, "a pointwise input")) ||
         !check(lib_.set(*op, Attr::op_pointwise_y, AttrType::descriptor, 1, &y, "a pointwise output")))
       return;
-    if (b && !check(lib_.set(*op, Attr::op_pointwise_b, AttrType::descriptor, 1, &b, "a pointwise second input"))) return;
-    if (t && !check(lib_.set(*op, Attr::op_pointwise_t, AttrType::descriptor, 1, &t, "a pointwise third input"))) return;
-    if (check(lib_.finalize(*op, fmt::format("pointwise operation {}", static_cast<int>(mode)).c_str()))) keep(std::move(*op), true);
+    if (b && !check(lib_.set(*op, Attr::op_pointwise_b, AttrType::descriptor, 1, &b, "a pointwise second input")))
+      return;
+    if (t && !check(lib_.set(*op, Attr::op_pointwise_t, AttrType::descriptor, 1, &t, "a pointwise third input")))
+      return;
+    if (check(lib_.finalize(*op, fmt::format("pointwise operation {}", static_cast<int>(mode)).c_str())))
+      keep(std::move(*op), true);
   }
 
   void reduction(ReduceOp reduce, void* x, void* y) {
@@ -96,14 +104,17 @@ class GraphBuilder {
     auto desc = lib_.create(DescType::reduction);
     if (!desc) return (void)fail(desc.error());
     DataType f32 = DataType::f32;
-    if (!check(lib_.set(*desc, Attr::reduction_operator, AttrType::reduction_operator, 1, &reduce, "a reduction operator")) ||
-        !check(lib_.set(*desc, Attr::reduction_comp_type, AttrType::data_type, 1, &f32, "a reduction's compute type")) ||
+    if (!check(lib_.set(*desc, Attr::reduction_operator, AttrType::reduction_operator, 1, &reduce,
+                        "a reduction operator")) ||
+        !check(
+            lib_.set(*desc, Attr::reduction_comp_type, AttrType::data_type, 1, &f32, "a reduction's compute type")) ||
         !check(lib_.finalize(*desc, "a reduction descriptor")))
       return;
     auto op = lib_.create(DescType::operation_reduction);
     if (!op) return (void)fail(op.error());
     void* raw_desc = keep(std::move(*desc), false);
-    for (auto [attr, v] : {std::pair{Attr::op_reduction_x, x}, {Attr::op_reduction_y, y}, {Attr::op_reduction_desc, raw_desc}})
+    for (auto [attr, v] :
+         {std::pair{Attr::op_reduction_x, x}, {Attr::op_reduction_y, y}, {Attr::op_reduction_desc, raw_desc}})
       if (!check(lib_.set(*op, attr, AttrType::descriptor, 1, &v, "a reduction operand"))) return;
     if (check(lib_.finalize(*op, "a reduction"))) keep(std::move(*op), true);
   }
@@ -140,8 +151,8 @@ DataType io_type(task::DType t) { return t == task::DType::f16 ? DataType::f16 :
 }  // namespace
 
 struct CudnnSdpa::Plan {
-  std::vector<Descriptor> graph_parts;  // tensors and operations, alive as long as the plan
-  Descriptor graph, plan;
+  std::vector<Descriptor> graph_parts;    // tensors and operations, alive as long as the plan
+  Descriptor graph, engine_config, plan;  // the plan is destroyed first
   int64_t workspace = 0;
   bool stats = false, causal = false;
   // The by-value scalars: the variant packs point at these, so they live as long as the plan.
@@ -162,20 +173,23 @@ CudnnSdpa::~CudnnSdpa() {
   if (workspace_) d_.cuMemFree(workspace_);
 }
 
+// Grows the workspace; the old one is freed only once the new one exists, so a failed
+// allocation leaves every plan with the workspace it had.
 Status CudnnSdpa::ensure_workspace(size_t bytes) {
   if (bytes <= workspace_bytes_) return ok_status();
+  CUdeviceptr grown = 0;
+  if (CUresult rc = d_.cuMemAlloc(&grown, bytes); rc != CUDA_SUCCESS)
+    return Error{fmt::format("allocating cuDNN's workspace of {} bytes: {}", bytes, describe(rc))};
   for (auto& [key, plan] : plans_) plan->packs.clear();  // they bind the old workspace
   if (workspace_) d_.cuMemFree(workspace_);
-  workspace_ = 0;
-  workspace_bytes_ = 0;
-  if (CUresult rc = d_.cuMemAlloc(&workspace_, bytes); rc != CUDA_SUCCESS)
-    return Error{fmt::format("allocating cuDNN's workspace of {} bytes: {}", bytes, describe(rc))};
+  workspace_ = grown;
   workspace_bytes_ = bytes;
   return ok_status();
 }
 
 Result<CudnnSdpa::Plan*> CudnnSdpa::plan_for(const SdpaCall& c) {
-  auto key = std::make_tuple(c.batch, c.heads, c.seq, c.head_dim, c.causal, c.lse != 0, static_cast<int>(c.dtype), c.scale);
+  auto key =
+      std::make_tuple(c.batch, c.heads, c.seq, c.head_dim, c.causal, c.lse != 0, static_cast<int>(c.dtype), c.scale);
   if (auto it = plans_.find(key); it != plans_.end()) return it->second.get();
   const int64_t b = c.batch, h = c.heads, s = c.seq, d = c.head_dim;
   const Shape row_major = {h * s * d, s * d, d, 1};
@@ -231,14 +245,15 @@ Result<CudnnSdpa::Plan*> CudnnSdpa::plan_for(const SdpaCall& c) {
   plan->causal = c.causal;
   plan->scale = c.scale;
   // cuDNN 9.10 and later mask with -inf; earlier versions want the lowest finite float.
-  plan->neg_inf = lib_->version() >= 91000 ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::lowest();
+  plan->neg_inf =
+      lib_->version() >= 91000 ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::lowest();
   auto graph = lib_->create(DescType::operation_graph);
   if (!graph) return graph.error();
   void* handle = lib_->handle();
   const auto& ops = g.operations();
   for (Status st : {lib_->set(*graph, Attr::graph_handle, AttrType::handle, 1, &handle, "the graph's handle"),
-                    lib_->set(*graph, Attr::graph_ops, AttrType::descriptor, static_cast<int64_t>(ops.size()), ops.data(),
-                              "the graph's operations"),
+                    lib_->set(*graph, Attr::graph_ops, AttrType::descriptor, static_cast<int64_t>(ops.size()),
+                              ops.data(), "the graph's operations"),
                     lib_->finalize(*graph, "the attention graph")})
     if (!st) return st.error();
   plan->graph_parts = g.take_descriptors();
@@ -248,12 +263,15 @@ Result<CudnnSdpa::Plan*> CudnnSdpa::plan_for(const SdpaCall& c) {
   if (!heur) return heur.error();
   int mode = cudnn::kHeurModeA;
   void* raw_graph = plan->graph.raw();
-  for (Status st : {lib_->set(*heur, Attr::engineheur_operation_graph, AttrType::descriptor, 1, &raw_graph, "the heuristic's graph"),
+  for (Status st : {lib_->set(*heur, Attr::engineheur_operation_graph, AttrType::descriptor, 1, &raw_graph,
+                              "the heuristic's graph"),
                     lib_->set(*heur, Attr::engineheur_mode, AttrType::heur_mode, 1, &mode, "the heuristic's mode"),
                     lib_->finalize(*heur, "the engine heuristic")})
     if (!st) return st.error();
   int64_t count = 0;
-  if (auto st = lib_->get(*heur, Attr::engineheur_results, AttrType::descriptor, 0, &count, nullptr, "the number of engines"); !st)
+  if (auto st =
+          lib_->get(*heur, Attr::engineheur_results, AttrType::descriptor, 0, &count, nullptr, "the number of engines");
+      !st)
     return st.error();
   std::vector<Descriptor> configs;
   std::vector<void*> raw_configs;
@@ -264,7 +282,8 @@ Result<CudnnSdpa::Plan*> CudnnSdpa::plan_for(const SdpaCall& c) {
     configs.push_back(std::move(*cfg));
   }
   if (count > 0)
-    if (auto st = lib_->get(*heur, Attr::engineheur_results, AttrType::descriptor, count, &count, raw_configs.data(), "the engines");
+    if (auto st = lib_->get(*heur, Attr::engineheur_results, AttrType::descriptor, count, &count, raw_configs.data(),
+                            "the engines");
         !st)
       return st.error();
   std::string tried;
@@ -272,22 +291,26 @@ Result<CudnnSdpa::Plan*> CudnnSdpa::plan_for(const SdpaCall& c) {
     auto ep = lib_->create(DescType::execution_plan);
     if (!ep) return ep.error();
     auto st = lib_->set(*ep, Attr::plan_handle, AttrType::handle, 1, &handle, "the plan's handle");
-    if (st) st = lib_->set(*ep, Attr::plan_engine_config, AttrType::descriptor, 1, &raw_configs[i], "the plan's engine");
+    if (st)
+      st = lib_->set(*ep, Attr::plan_engine_config, AttrType::descriptor, 1, &raw_configs[i], "the plan's engine");
     if (st) st = lib_->finalize(*ep, "an execution plan");
     if (!st) {
       tried += fmt::format("\n  engine configuration {}: {}", i, st.error().message);
       continue;
     }
-    if (auto ws = lib_->get(*ep, Attr::plan_workspace_size, AttrType::int64, 1, &count, &plan->workspace, "the workspace size");
-        !ws)
-      return ws.error();
+    int64_t returned = 0;
+    auto ws = lib_->get(*ep, Attr::plan_workspace_size, AttrType::int64, 1, &returned, &plan->workspace,
+                        "the workspace size");
+    if (!ws) return ws.error();
+    plan->engine_config = std::move(configs[i]);
     plan->plan = std::move(*ep);
     break;
   }
   if (!plan->plan.raw())
-    return Error{fmt::format("cuDNN {} has no engine for attention with batch {}, {} heads, sequence {}, head dimension {}{}{}",
-                             lib_->version(), b, h, s, d, c.causal ? ", causal" : "",
-                             tried.empty() ? " (the heuristic offered none)" : tried)};
+    return Error{
+        fmt::format("cuDNN {} has no engine for attention with batch {}, {} heads, sequence {}, head dimension {}{}{}",
+                    lib_->version(), b, h, s, d, c.causal ? ", causal" : "",
+                    tried.empty() ? " (the heuristic offered none)" : tried)};
   if (auto st = ensure_workspace(static_cast<size_t>(plan->workspace)); !st) return st.error();
   Plan* raw = plan.get();
   plans_[key] = std::move(plan);
@@ -298,17 +321,19 @@ Status CudnnSdpa::run(const SdpaCall& c) {
   assert(c.q && c.k && c.v && c.o);
   // Measured with cuDNN 9.14 on an H200: a scale of 0 leaves every o NaN (lse is right).
   if (!(std::isfinite(c.scale) && c.scale != 0.0f))
-    return Error{fmt::format("cuDNN's fused attention needs a finite, non-zero scale (got {}): with 0 it writes NaN", c.scale)};
+    return Error{
+        fmt::format("cuDNN's fused attention needs a finite, non-zero scale (got {}): with 0 it writes NaN", c.scale)};
   auto plan = plan_for(c);
   if (!plan) return plan.error();
   Plan& p = **plan;
-  // The variant pack binds this call's buffers; one is kept per set of buffers (the timing
-  // rotates through a few), so a timed call is cuDNN's execute alone.
+  if (auto st = ensure_workspace(static_cast<size_t>(p.workspace)); !st) return st.error();
+  // The variant pack binds this call's buffers; one is kept per set of buffers (verify and
+  // the timing allocate their own), so a timed call is cuDNN's execute alone.
   const std::array<CUdeviceptr, 5> buffers = {c.q, c.k, c.v, c.o, c.lse};
   if (auto it = p.packs.find(buffers); it != p.packs.end()) return lib_->execute(p.plan, it->second);
   std::vector<int64_t> uids = {kQ, kK, kV, kO, kScale};
-  std::vector<void*> pointers = {reinterpret_cast<void*>(c.q), reinterpret_cast<void*>(c.k), reinterpret_cast<void*>(c.v),
-                                 reinterpret_cast<void*>(c.o), &p.scale};
+  std::vector<void*> pointers = {reinterpret_cast<void*>(c.q), reinterpret_cast<void*>(c.k),
+                                 reinterpret_cast<void*>(c.v), reinterpret_cast<void*>(c.o), &p.scale};
   if (p.stats) {
     uids.push_back(kStats);
     pointers.push_back(reinterpret_cast<void*>(c.lse));
@@ -321,10 +346,12 @@ Status CudnnSdpa::run(const SdpaCall& c) {
   if (!pack) return pack.error();
   void* ws = reinterpret_cast<void*>(workspace_);
   const int64_t n = static_cast<int64_t>(uids.size());
-  for (Status st : {lib_->set(*pack, Attr::variant_pack_uids, AttrType::int64, n, uids.data(), "the variant pack's ids"),
-                    lib_->set(*pack, Attr::variant_pack_pointers, AttrType::void_ptr, n, pointers.data(), "the variant pack's pointers"),
-                    lib_->set(*pack, Attr::variant_pack_workspace, AttrType::void_ptr, 1, &ws, "the workspace"),
-                    lib_->finalize(*pack, "the variant pack")})
+  for (Status st :
+       {lib_->set(*pack, Attr::variant_pack_uids, AttrType::int64, n, uids.data(), "the variant pack's ids"),
+        lib_->set(*pack, Attr::variant_pack_pointers, AttrType::void_ptr, n, pointers.data(),
+                  "the variant pack's pointers"),
+        lib_->set(*pack, Attr::variant_pack_workspace, AttrType::void_ptr, 1, &ws, "the workspace"),
+        lib_->finalize(*pack, "the variant pack")})
     if (!st) return st.error();
   if (p.packs.size() >= 64) p.packs.clear();
   auto& kept = p.packs[buffers] = std::move(*pack);

@@ -4,7 +4,8 @@
 // flash-attention engines recognise: matmul, a scale, the top-left causal mask (row >= column
 // kept), softmax as max / subtract / exp / sum / divide with log and add for the statistics,
 // matmul, P rounded to the inputs' type before the second product. The heuristic's first
-// configuration that builds a plan runs; each shape's plan is made once and kept.
+// configuration that builds a plan runs; the plan of each shape, type, scale and choice of
+// lse is made once and kept.
 #pragma once
 
 #include <cuda.h>
@@ -24,7 +25,7 @@ namespace ptxforge::gpu {
 struct SdpaCall {
   int64_t batch = 0, heads = 0, seq = 0, head_dim = 0;
   bool causal = false;
-  float scale = 1.0f;  // applied to Q Kᵀ before the mask and the softmax
+  float scale = 1.0f;                     // applied to Q Kᵀ before the mask and the softmax
   task::DType dtype = task::DType::bf16;  // of q, k, v and o
   CUdeviceptr q = 0, k = 0, v = 0, o = 0;
   CUdeviceptr lse = 0;  // [batch][heads][seq] f32; 0 for none

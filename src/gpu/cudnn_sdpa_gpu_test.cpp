@@ -21,8 +21,12 @@ struct Problem {
   task::DType dtype = task::DType::bf16;
 };
 
-uint16_t to_16(float f, task::DType t) { return t == task::DType::f16 ? task::float_to_half(f) : task::float_to_bf16(f); }
-float from_16(uint16_t v, task::DType t) { return t == task::DType::f16 ? task::half_to_float(v) : task::bf16_to_float(v); }
+uint16_t to_16(float f, task::DType t) {
+  return t == task::DType::f16 ? task::float_to_half(f) : task::float_to_bf16(f);
+}
+float from_16(uint16_t v, task::DType t) {
+  return t == task::DType::f16 ? task::half_to_float(v) : task::bf16_to_float(v);
+}
 
 class CudnnSdpaOnGpu : public ::testing::Test {
  protected:
@@ -100,7 +104,8 @@ class CudnnSdpaOnGpu : public ::testing::Test {
         for (int64_t j = 0; j < keys; ++j) {
           double dot = 0;
           for (int64_t c = 0; c < pr.d; ++c)
-            dot += double(from_16(q[(bh * pr.s + i) * pr.d + c], pr.dtype)) * from_16(k[(bh * pr.s + j) * pr.d + c], pr.dtype);
+            dot += double(from_16(q[(bh * pr.s + i) * pr.d + c], pr.dtype)) *
+                   from_16(k[(bh * pr.s + j) * pr.d + c], pr.dtype);
           score[j] = dot * pr.scale;
           max = std::max(max, score[j]);
         }
@@ -111,7 +116,8 @@ class CudnnSdpaOnGpu : public ::testing::Test {
         for (int64_t c = 0; c < pr.d; ++c) {
           double acc = 0;
           for (int64_t j = 0; j < keys; ++j)
-            acc += double(from_16(to_16(float(score[j] / sum), pr.dtype), pr.dtype)) * from_16(v[(bh * pr.s + j) * pr.d + c], pr.dtype);
+            acc += double(from_16(to_16(float(score[j] / sum), pr.dtype), pr.dtype)) *
+                   from_16(v[(bh * pr.s + j) * pr.d + c], pr.dtype);
           double got = from_16(o[(bh * pr.s + i) * pr.d + c], pr.dtype), err = std::abs(got - acc);
           if (std::isnan(got)) ++nan_o;
           else worst_o = std::max(worst_o, err);
@@ -134,7 +140,9 @@ TEST_F(CudnnSdpaOnGpu, MatchesAttentionWithoutTheMask) { check({.causal = false,
 
 TEST_F(CudnnSdpaOnGpu, MatchesAttentionUnderTheCausalMask) { check({.causal = true, .scale = kScale}); }
 
-TEST_F(CudnnSdpaOnGpu, TakesHalfPrecisionToo) { check({.b = 1, .h = 2, .s = 130, .causal = true, .scale = kScale, .dtype = task::DType::f16}); }
+TEST_F(CudnnSdpaOnGpu, TakesHalfPrecisionToo) {
+  check({.b = 1, .h = 2, .s = 130, .causal = true, .scale = kScale, .dtype = task::DType::f16});
+}
 
 // Another scale than 1/sqrt(head_dim) reaches the kernel (the reference above uses it too).
 TEST_F(CudnnSdpaOnGpu, TakesTheScaleItIsGiven) { check({.b = 1, .h = 1, .s = 64, .causal = false, .scale = 0.03f}); }

@@ -158,10 +158,12 @@ Status LibraryBaseline::run_sdpa(const task::Task& t, const task::Bindings& symb
     return v->as_double();
   };
   SdpaCall call;
-  for (auto [key, out] : {std::pair{"batch", &call.batch}, {"heads", &call.heads}, {"seq", &call.seq}, {"head_dim", &call.head_dim}}) {
+  for (auto [key, out] :
+       {std::pair{"batch", &call.batch}, {"heads", &call.heads}, {"seq", &call.seq}, {"head_dim", &call.head_dim}}) {
     auto v = value(key);
     if (!v) return v.error();
-    if (*v < 1) return Error{fmt::format("baseline cudnn_sdpa: {} is {}, not a positive count", key, *v)};
+    if (!(*v >= 1 && *v <= (1 << 30)))
+      return Error{fmt::format("baseline cudnn_sdpa: {} is {}, not a count from 1 to 2^30", key, *v)};
     *out = static_cast<int64_t>(*v);
   }
   auto causal = value("causal");
@@ -176,9 +178,10 @@ Status LibraryBaseline::run_sdpa(const task::Task& t, const task::Bindings& symb
   // Each buffer must hold what cuDNN will read or write: [batch][heads][seq][head_dim], or one
   // f32 per row for lse.
   const int64_t rows = call.batch * call.heads * call.seq;
-  for (auto [key, ptr, need] : {std::tuple{"q", &call.q, rows * call.head_dim}, std::tuple{"k", &call.k, rows * call.head_dim},
-                                std::tuple{"v", &call.v, rows * call.head_dim}, std::tuple{"o", &call.o, rows * call.head_dim},
-                                std::tuple{"lse", &call.lse, rows}}) {
+  for (auto [key, ptr, need] :
+       {std::tuple{"q", &call.q, rows * call.head_dim}, std::tuple{"k", &call.k, rows * call.head_dim},
+        std::tuple{"v", &call.v, rows * call.head_dim}, std::tuple{"o", &call.o, rows * call.head_dim},
+        std::tuple{"lse", &call.lse, rows}}) {
     auto it = b.args.find(key);
     if (it == b.args.end()) {
       if (std::string(key) == "lse") continue;
@@ -186,11 +189,13 @@ Status LibraryBaseline::run_sdpa(const task::Task& t, const task::Bindings& symb
     }
     auto p = buffers.find(it->second);
     const task::Param* param = t.find_param(it->second);
-    if (p == buffers.end() || !param) return Error{fmt::format("baseline cudnn_sdpa: '{}' is not a buffer", it->second)};
+    if (p == buffers.end() || !param)
+      return Error{fmt::format("baseline cudnn_sdpa: '{}' is not a buffer", it->second)};
     auto count = param->count.evaluate_int(symbols);
     if (!count) return count.error();
     if (*count < need)
-      return Error{fmt::format("baseline cudnn_sdpa: buffer '{}' holds {} elements, the attention needs {}", it->second, *count, need)};
+      return Error{fmt::format("baseline cudnn_sdpa: buffer '{}' holds {} elements, the attention needs {}", it->second,
+                               *count, need)};
     *ptr = p->second;
     if (std::string(key) == "q") call.dtype = param->dtype;
   }

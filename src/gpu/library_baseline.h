@@ -31,10 +31,12 @@ class LibraryBaseline {
 
  private:
   LibraryBaseline(const Driver& d, std::unique_ptr<Api> api);
-  Status run_sdpa(const task::Task& t, const task::Bindings& symbols, const std::map<std::string, CUdeviceptr>& buffers);
+  Status run_sdpa(const task::Task& t, const task::Bindings& symbols,
+                  const std::map<std::string, CUdeviceptr>& buffers);
   const Driver& d_;
   std::unique_ptr<Api> api_;
-  // Loaded on first use: a missing cuBLASLt or cuDNN stops only the tasks that name it.
+  // Loaded on first use (cuBLAS is loaded by create): a missing cuBLASLt or cuDNN stops only
+  // the tasks that name it.
   std::unique_ptr<CublasLt> lt_;
   std::string lt_error_;
   std::unique_ptr<CudnnSdpa> sdpa_;

@@ -216,10 +216,25 @@ TEST(Protocol, AHeldBackFailureKeepsItsFlag) {
 // The parent process never loads libcuda: only the worker's own files reach the driver API.
 TEST(Layers, OnlyTheWorkerIncludesTheDriver) {
   namespace fs = std::filesystem;
-  const std::set<std::string> worker_side = {"driver.h", "driver.cpp", "executor.cpp", "worker_main.cpp", "tensor_map.h",
-                                             "tensor_map.cpp", "library_baseline.h", "library_baseline.cpp", "cublaslt.h", "cublaslt.cpp", "cudnn_sdpa.h", "cudnn_sdpa.cpp", "cudnn_sdpa_gpu_test.cpp",
-                                             "peak_measure.h", "peak_measure.cpp", "guarded_memory_cuda.h",
-                                             "guarded_memory_cuda.cpp", "input_check.h", "input_check.cpp",
+  const std::set<std::string> worker_side = {"driver.h",
+                                             "driver.cpp",
+                                             "executor.cpp",
+                                             "worker_main.cpp",
+                                             "tensor_map.h",
+                                             "tensor_map.cpp",
+                                             "library_baseline.h",
+                                             "library_baseline.cpp",
+                                             "cublaslt.h",
+                                             "cublaslt.cpp",
+                                             "cudnn_sdpa.h",
+                                             "cudnn_sdpa.cpp",
+                                             "cudnn_sdpa_gpu_test.cpp",
+                                             "peak_measure.h",
+                                             "peak_measure.cpp",
+                                             "guarded_memory_cuda.h",
+                                             "guarded_memory_cuda.cpp",
+                                             "input_check.h",
+                                             "input_check.cpp",
                                              "executor_detail.h"};
   int files = 0;
   for (const char* dir : {"src", "tools"})

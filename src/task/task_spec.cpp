@@ -393,13 +393,30 @@ void check_sdpa_types(Reader& r, const toml::table* b, const Task& task, const B
   for (const char* key : {"k", "v", "o"}) {
     auto t = type_of(key);
     if (q && t && *t != *q)
-      r.error(b->get(key), fmt::format("cudnn_sdpa takes q, k, v and o of one type: q is {}, {} is {}", dtype_name(*q), key,
-                                       dtype_name(*t)));
+      r.error(b->get(key), fmt::format("cudnn_sdpa takes q, k, v and o of one type: q is {}, {} is {}", dtype_name(*q),
+                                       key, dtype_name(*t)));
   }
   if (q && *q != DType::f16 && *q != DType::bf16)
     r.error(b->get("q"), fmt::format("cudnn_sdpa takes f16 or bf16 q, k, v and o, not {}", dtype_name(*q)));
   if (auto lse = type_of("lse"); lse && *lse != DType::f32)
     r.error(b->get("lse"), fmt::format("cudnn_sdpa writes lse as f32, not {}", dtype_name(*lse)));
+  // The library's outputs are compared with the reference's: each output must be o or lse,
+  // and o and lse must be outputs.
+  for (const char* key : {"o", "lse"}) {
+    auto it = base.args.find(key);
+    const Param* p = it == base.args.end() ? nullptr : task.find_param(it->second);
+    if (p && p->kind == Param::buffer && !p->is_output())
+      r.error(b->get(key), fmt::format("cudnn_sdpa writes '{}': it must be an output buffer", it->second));
+  }
+  for (const Param& p : task.params) {
+    if (!p.is_output()) continue;
+    bool bound = false;
+    for (const char* key : {"o", "lse"}) bound = bound || (base.args.count(key) && base.args.at(key) == p.name);
+    if (!bound)
+      r.error(b->get("library"), fmt::format("cudnn_sdpa writes only o and lse, so the output '{}' must be one of them "
+                                             "(the library's outputs are checked against the reference's)",
+                                             p.name));
+  }
 }
 
 // [roofline] is required: the physical-limit gate of the time stage needs the bytes a kernel
@@ -527,9 +544,10 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
     Baseline base;
     base.library = r.string(*b, "library", true, Reader::loc_of(b)).value_or("");
     if (!baseline_keys(base.library))
-      r.error(b->get("library"),
-              fmt::format("unknown library baseline '{}'; known: cublas_sgemm, cublas_sgemv, cublaslt_matmul, cudnn_sdpa",
-                          base.library));
+      r.error(
+          b->get("library"),
+          fmt::format("unknown library baseline '{}'; known: cublas_sgemm, cublas_sgemv, cublaslt_matmul, cudnn_sdpa",
+                      base.library));
     for (auto& [k, v] : *b) {
       if (k == "library") continue;
       if (k == "b_major") {
@@ -539,13 +557,17 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
         else base.args["b_major"] = *s;
         continue;
       }
-      if (auto s = v.value<std::string>()) base.args[std::string(k.str())] = *s;
-      else if (auto i = v.value<int64_t>()) base.args[std::string(k.str())] = std::to_string(*i);
       if (baseline_key_is_size(base.library, k.str())) {
+        // An expression: a string, or a number (`scale = 0.125`) kept as its text.
+        if (auto text = r.string(*b, k.str(), false, Reader::loc_of(b))) base.args[std::string(k.str())] = *text;
         r.expr(*b, k.str(), false, Reader::loc_of(b));  // reports a bad expression and notes its symbols
       } else if (auto name = v.value<std::string>()) {
+        base.args[std::string(k.str())] = *name;
         const Param* p = task.find_param(*name);
-        if (!p || p->kind != Param::buffer) r.error(&v, fmt::format("baseline '{}' must name a buffer parameter, not '{}'", k.str(), *name));
+        if (!p || p->kind != Param::buffer)
+          r.error(&v, fmt::format("baseline '{}' must name a buffer parameter, not '{}'", k.str(), *name));
+      } else {
+        r.error(&v, fmt::format("baseline '{}' names a buffer parameter: give its name as a string", k.str()));
       }
     }
     if (base.library == "cublaslt_matmul") check_lt_matmul_types(r, b, task, base);

@@ -62,7 +62,7 @@ struct Tolerance {
 };
 
 struct Baseline {
-  std::string library;                  // "cublas_sgemm", "cublas_sgemv", "cublaslt_matmul", "cudnn_sdpa"
+  std::string library;                      // "cublas_sgemm", "cublas_sgemv", "cublaslt_matmul", "cudnn_sdpa"
   std::map<std::string, std::string> args;  // library-specific: m, n, k, a, b, c ... as text
 };
 

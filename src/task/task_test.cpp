@@ -193,7 +193,9 @@ Result<Task> shipped_with(const std::string& task_dir, const std::string& from, 
 }
 
 // The shipped fp16 GEMM's task with its [baseline] or a buffer's dtype changed.
-Result<Task> hgemm_with(const std::string& from, const std::string& to) { return shipped_with("level2/hgemm_mma", from, to); }
+Result<Task> hgemm_with(const std::string& from, const std::string& to) {
+  return shipped_with("level2/hgemm_mma", from, to);
+}
 
 TEST(TaskKeys, ALtMatmulBaselineTakesOnlyTypesCublasLtComputes) {
   EXPECT_TRUE(hgemm_with("b_major = \"n\"", "b_major = \"n\"").ok()) << error_of(hgemm_with("", ""));
@@ -230,12 +232,25 @@ TEST(TaskKeys, ACudnnAttentionBaselineNamesItsSizesAndBuffers) {
   EXPECT_EQ(shipped->baseline->library, "cudnn_sdpa");
   EXPECT_EQ(shipped->baseline->args.at("seq"), "s") << "a size expression, kept as text";
   EXPECT_EQ(shipped->baseline->args.at("k"), "k") << "'k' names a buffer here, not a GEMM's size";
-  EXPECT_TRUE(attention_with("lse = \"lse\"\n\n#", "\n#").ok()) << "lse is optional";
-  EXPECT_TRUE(attention_with("head_dim = \"128\"", "head_dim = \"128\"\nscale = \"0.125\"").ok()) << "scale is optional";
+  auto unbound = attention_with("lse = \"lse\"\n\n#", "\n#");
+  EXPECT_NE(error_of(unbound).find("the output 'lse' must be one of them"), std::string::npos)
+      << "lse may be left out only where the task has no such output: " << error_of(unbound);
+  auto as_number = attention_with("head_dim = \"128\"", "head_dim = 128\nscale = 0.125");
+  ASSERT_TRUE(as_number.ok()) << error_of(as_number);
+  EXPECT_EQ(as_number->baseline->args.at("scale"), "0.125") << "a number is an expression too";
+  EXPECT_EQ(as_number->baseline->args.at("head_dim"), "128");
+  auto input_o = attention_with("o = \"o\"", "o = \"q\"");
+  EXPECT_NE(error_of(input_o).find("cudnn_sdpa writes 'q': it must be an output buffer"), std::string::npos)
+      << error_of(input_o);
+  auto numeric_buffer = attention_with("v = \"v\"", "v = 3");
+  EXPECT_NE(error_of(numeric_buffer).find("baseline 'v' names a buffer parameter: give its name as a string"),
+            std::string::npos)
+      << error_of(numeric_buffer);
   auto no_seq = attention_with("seq = \"s\"\n", "");
   EXPECT_NE(error_of(no_seq).find("[baseline] for cudnn_sdpa needs 'seq'"), std::string::npos) << error_of(no_seq);
   auto typo = attention_with("causal = \"causal\"", "casual = \"causal\"");
-  EXPECT_NE(error_of(typo).find("unknown key 'casual' in [baseline] for cudnn_sdpa; did you mean 'causal'?"), std::string::npos)
+  EXPECT_NE(error_of(typo).find("unknown key 'casual' in [baseline] for cudnn_sdpa; did you mean 'causal'?"),
+            std::string::npos)
       << error_of(typo);
   auto bad_expr = attention_with("seq = \"s\"", "seq = \"s +\"");
   EXPECT_FALSE(bad_expr.ok()) << "a size key is parsed as an expression";

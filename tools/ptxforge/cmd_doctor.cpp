@@ -97,7 +97,8 @@ int cmd_doctor(const std::vector<std::string>& args) {
       if (t.required) ++problems;
     }
   }
-  for (auto [lib, use] : {std::pair{"libnvrtc.so.13", "compiling .cu candidates"}, std::pair{"libnvJitLink.so.13", "assemble --backend nvjitlink"},
+  for (auto [lib, use] : {std::pair{"libnvrtc.so.13", "compiling .cu candidates"},
+                          std::pair{"libnvJitLink.so.13", "assemble --backend nvjitlink"},
                           std::pair{"libcublas.so.13", "library baselines"},
                           std::pair{"libcublasLt.so.13", "the cuBLASLt baselines of the tensor-core GEMM tasks"},
                           std::pair{"libcudnn.so.9", "the cuDNN attention baseline (cudnn_sdpa)"}}) {
