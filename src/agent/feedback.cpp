@@ -255,13 +255,28 @@ std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Ha
     if (!p.empty()) out += p + "\n";
   }
   if (r.diagnostics.error_count() == 0) out += performance_notes(r.diagnostics);
+  // Where the task names alternatives ("mma.sync | wgmma.mma_async"), a family is reported
+  // only while none of them has passed the check it failed.
+  auto covered = [&](const eval::InstructionProof& p, auto&& passes) {
+    if (passes(p)) return true;
+    for (auto& q : r.proofs)
+      if (std::find(p.alternatives.begin(), p.alternatives.end(), q.family) != p.alternatives.end() && passes(q)) return true;
+    return false;
+  };
   std::vector<std::string> missing;
-  for (auto& p : r.proofs)
-    if (!p.in_ptx) missing.push_back(p.family);
+  for (auto& p : r.proofs) {
+    if (covered(p, [](const eval::InstructionProof& q) { return q.in_ptx; })) continue;
+    std::vector<std::string> group = {p.family};
+    group.insert(group.end(), p.alternatives.begin(), p.alternatives.end());
+    std::sort(group.begin(), group.end());
+    std::string name = fmt::format("{}", fmt::join(group, " or "));
+    if (std::find(missing.begin(), missing.end(), name) == missing.end()) missing.push_back(name);
+  }
   if (!missing.empty()) out += fmt::format("## Missing required instructions\nThe task requires {}.\n\n", fmt::join(missing, ", "));
   std::vector<std::string> dropped;
   for (auto& p : r.proofs)
-    if (p.in_ptx && p.in_sass == false)
+    if (p.in_ptx && p.in_sass == false &&
+        !covered(p, [](const eval::InstructionProof& q) { return q.in_ptx && q.in_sass != false; }))
       dropped.push_back(fmt::format("{} (ptxas emitted none of {})", p.family, fmt::join(p.sass_opcodes, ", ")));
   if (!dropped.empty())
     out += fmt::format("## Required instructions that ptxas removed\n{} occur in your PTX but not in the machine code: "
@@ -270,7 +285,8 @@ std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Ha
                        fmt::join(dropped, "; "));
   std::vector<std::string> idle;
   for (auto& p : r.proofs)
-    if (p.executed == false) idle.push_back(p.family);
+    if (p.in_ptx && p.executed == false && !covered(p, [](const eval::InstructionProof& q) { return q.executed == true; }))
+      idle.push_back(p.family);
   if (!idle.empty())
     out += fmt::format("## Required instructions that never ran\n{} {} in the machine code, but a copy of your kernel with a "
                        "counter before each of them counted no warp reaching them on any test case. Put them on the path "

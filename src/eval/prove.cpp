@@ -89,6 +89,32 @@ Result<std::optional<uint64_t>> floor_for(const task::Task& t, const std::string
   return std::optional<uint64_t>(static_cast<uint64_t>(std::ceil(std::clamp(v->as_double(), 0.0, 1e18))));
 }
 
+// The task's groups as indices into its families (a task built without groups: one each).
+std::vector<std::vector<size_t>> group_indices(const task::Task& t) {
+  std::vector<std::vector<size_t>> out;
+  auto index = [&](const std::string& f) {
+    return static_cast<size_t>(std::find(t.required_instructions.begin(), t.required_instructions.end(), f) -
+                               t.required_instructions.begin());
+  };
+  for (auto& g : t.required_groups) {
+    std::vector<size_t> members;
+    for (auto& f : g)
+      if (index(f) < t.required_instructions.size()) members.push_back(index(f));
+    if (!members.empty()) out.push_back(std::move(members));
+  }
+  if (out.empty())
+    for (size_t i = 0; i < t.required_instructions.size(); ++i) out.push_back({i});
+  return out;
+}
+
+// "mma.sync", or "one of mma.sync, wgmma.mma_async".
+std::string group_name(const std::vector<std::string>& families, const std::vector<size_t>& members) {
+  if (members.size() == 1) return families[members[0]];
+  std::vector<std::string> names;
+  for (size_t i : members) names.push_back(families[i]);
+  return fmt::format("one of {}", fmt::join(names, ", "));
+}
+
 // The executed proof: a copy of the candidate with a counter before every instruction of a
 // required family (ptx/instrument.h), assembled like the candidate and run once over the
 // verify cases (one seed). It must still verify; its counters fill p.executed.
@@ -157,10 +183,12 @@ std::optional<ExecutedProblem> prove_executed(StageContext& ctx) {
       return p;
     }
   // Per case: the counts (each a multiple of the increment, or the kernel wrote to them) and
-  // the floors of [min_executed], evaluated on the case's own sizes.
+  // the floors of [min_executed], evaluated on the case's own sizes. A group of alternatives
+  // is short where its families' counts, each over its own floor, add up to less than one.
+  const auto groups = group_indices(ctx.task);
   std::vector<uint64_t> total(families.size(), 0);
   std::vector<std::string> token;
-  std::vector<size_t> token_families;
+  std::vector<size_t> token_groups;
   bool token_held_back = false;
   for (auto& c : out.verify->cases) {
     if (c.executed.size() != families.size())
@@ -168,34 +196,48 @@ std::optional<ExecutedProblem> prove_executed(StageContext& ctx) {
     const task::SizeSet* set = nullptr;
     for (auto& s : ctx.task.sizes)
       if (s.name == c.size_set) set = &s;
+    std::vector<uint64_t> warps(families.size(), 0);
+    std::vector<std::optional<uint64_t>> floors(families.size());
     for (size_t i = 0; i < families.size(); ++i) {
       if (c.executed[i] % increment != 0)
         return plain(fmt::format("the execution counter of {} was changed by something other than the inserted code: the "
                                  "kernel writes to memory it was not given",
                                  families[i]));
-      uint64_t warps = c.executed[i] / increment;
-      total[i] += warps;
+      warps[i] = c.executed[i] / increment;
+      total[i] += warps[i];
       if (!set) continue;
       auto floor = floor_for(ctx.task, families[i], *set);
       if (!floor) return plain(floor.error().message);
-      if (!*floor) continue;
-      uint64_t min = **floor;
-      r.proofs[i].min_warps = std::max(r.proofs[i].min_warps, min);
-      if (warps < min && token.size() < 4) {
-        token_families.push_back(i);
-        token.push_back(fmt::format("{} ran {} warp executions on size set '{}'{} where the task's work needs at least {}",
-                                    families[i], warps, c.size_set, c.shown ? "" : " (held back)", min));
-        token_held_back = token_held_back || !c.shown;
+      floors[i] = *floor;
+      if (*floor) r.proofs[i].min_warps = std::max(r.proofs[i].min_warps, **floor);
+    }
+    for (size_t g = 0; g < groups.size(); ++g) {
+      auto share = floor_share(groups[g], warps, floors);
+      if (!share || *share >= 1.0 || token.size() >= 4) continue;
+      token_groups.push_back(g);
+      std::vector<std::string> ran, need;
+      for (size_t i : groups[g]) {
+        ran.push_back(fmt::format("{} ran {}", families[i], warps[i]));
+        need.push_back(fmt::format("{}", *floors[i]));
       }
+      token.push_back(groups[g].size() == 1
+                          ? fmt::format("{} warp executions on size set '{}'{} where the task's work needs at least {}",
+                                        ran[0], c.size_set, c.shown ? "" : " (held back)", need[0])
+                          : fmt::format("{} warp executions on size set '{}'{}: together {:.0f}% of what the task's work "
+                                        "needs ({} of them respectively, alone)",
+                                        fmt::join(ran, " and "), c.size_set, c.shown ? "" : " (held back)", 100 * *share,
+                                        fmt::join(need, " or ")));
+      token_held_back = token_held_back || !c.shown;
     }
   }
   for (size_t i = 0; i < families.size(); ++i) {
     r.proofs[i].executed = total[i] > 0;
     r.proofs[i].executed_warps = total[i];
   }
-  // A family no warp reached at all is reported as never executed (by the caller), not as short.
+  // A group no warp reached at all is reported as never executed (by the caller), not as short.
   bool all_idle = true;
-  for (size_t i : token_families) all_idle = all_idle && total[i] == 0;
+  for (size_t g : token_groups)
+    for (size_t i : groups[g]) all_idle = all_idle && total[i] == 0;
   if (!token.empty() && !all_idle) {
     ExecutedProblem p;
     p.person = fmt::format("{}: the required instructions do only part of the work", fmt::join(token, "; "));
@@ -242,25 +284,35 @@ std::optional<ExecutedProblem> prove_with_ncu(StageContext& ctx) {
   auto counters = toolchain::read_source_counters(*ncu, report + ".ncu-rep");
   if (!counters) return not_run(counters.error().message);
   std::vector<std::string> unseen;
-  for (auto& p : r.proofs) {
-    if (p.sass_opcodes.empty()) continue;
-    uint64_t threads = 0, warps = 0;
+  const auto& families = ctx.task.required_instructions;
+  std::vector<uint64_t> warps(r.proofs.size(), 0);
+  std::vector<std::optional<uint64_t>> floors(r.proofs.size());
+  for (size_t i = 0; i < r.proofs.size(); ++i) {
+    InstructionProof& p = r.proofs[i];
+    if (p.sass_opcodes.empty()) continue;  // no opcode to count: no floor to hold it to here
+    uint64_t threads = 0;
     for (auto& op : p.sass_opcodes) {
       toolchain::OpcodeCounts c = toolchain::counts_for(*counters, op);
       threads += c.predicated_on;
-      warps += c.warp_executions;
+      warps[i] += c.warp_executions;
     }
     p.ncu_threads = threads;
-    // The floor again, on the machine code that really ran: instructions ptxas deleted (an
-    // mma whose result is unused) count in the instrumented copy's PTX-level tally, not here.
-    auto floor = floor_for(ctx.task, p.family, *smallest);
-    if (floor && *floor && warps < **floor)
-      unseen.push_back(fmt::format("{} (ncu counted {} warp executions of {} where the task's work needs at least {})",
-                                   p.family, warps, fmt::join(p.sass_opcodes, "/"), **floor));
+    if (auto floor = floor_for(ctx.task, p.family, *smallest); floor && *floor) floors[i] = *floor;
     if (threads == 0 && p.executed == true)
       unseen.push_back(fmt::format("{} (the instrumented copy counted {} warp executions over every case, ncu no thread "
                                    "executing {} with its predicate on)",
                                    p.family, p.executed_warps, fmt::join(p.sass_opcodes, "/")));
+  }
+  // The floors again, on the machine code that really ran: instructions ptxas deleted (an mma
+  // whose result is unused) count in the instrumented copy's PTX-level tally, not here.
+  for (auto& g : group_indices(ctx.task)) {
+    auto share = floor_share(g, warps, floors);
+    if (!share || *share >= 1.0) continue;
+    std::vector<std::string> ran;
+    for (size_t i : g)
+      ran.push_back(fmt::format("{} warp executions of {} where the task's work needs at least {}", warps[i],
+                                fmt::join(r.proofs[i].sass_opcodes, "/"), *floors[i]));
+    unseen.push_back(fmt::format("{} (ncu counted {})", group_name(families, g), fmt::join(ran, "; or ")));
   }
   r.ncu_note = fmt::format("ncu SourceCounters over the candidate's launches of size set '{}', 1 seed", smallest->name);
   if (!unseen.empty())
@@ -280,15 +332,34 @@ StageResult failed(ExecutedProblem p) {
 
 }  // namespace
 
+std::optional<double> floor_share(const std::vector<size_t>& members, const std::vector<uint64_t>& warps,
+                                  const std::vector<std::optional<uint64_t>>& floors) {
+  double share = 0;
+  for (size_t i : members) {
+    if (!floors[i]) return std::nullopt;
+    share += *floors[i] == 0 ? 1.0 : static_cast<double>(warps[i]) / static_cast<double>(*floors[i]);
+  }
+  return share;
+}
+
 StageResult prove(StageContext& ctx) {
   RunRecord& r = ctx.record;
   const auto& families = ctx.task.required_instructions;
+  const auto groups = group_indices(ctx.task);
   r.proofs = prove_in_ptx(ctx.candidate.ptx, families);
+  for (auto& g : groups)
+    for (size_t i : g)
+      for (size_t j : g)
+        if (j != i) r.proofs[i].alternatives.push_back(families[j]);
   if (families.empty()) return verdict(StageStatus::passed, "no required instructions");
+  // A group stands while one of its families passes every check so far.
+  auto standing = [&](const std::vector<size_t>& g, auto&& passes) {
+    return std::any_of(g.begin(), g.end(), [&](size_t i) { return passes(r.proofs[i]); });
+  };
   std::vector<std::string> missing;
-  for (auto& p : r.proofs)
-    if (!p.in_ptx) missing.push_back(p.family);
-  if (!missing.empty()) return verdict(StageStatus::failed, fmt::format("missing from the PTX: {}", fmt::join(missing, ", ")));
+  for (auto& g : groups)
+    if (!standing(g, [](const InstructionProof& p) { return p.in_ptx; })) missing.push_back(group_name(families, g));
+  if (!missing.empty()) return verdict(StageStatus::failed, fmt::format("missing from the PTX: {}", fmt::join(missing, "; ")));
 
   // In the SASS.
   std::string where;
@@ -301,11 +372,14 @@ StageResult prove(StageContext& ctx) {
     r.sass_note = listing->tool;
     prove_in_sass(*listing, r.proofs);
     std::vector<std::string> dropped, unmapped;
-    for (auto& p : r.proofs) {
-      if (!p.in_sass) unmapped.push_back(p.family);
-      else if (!*p.in_sass)
-        dropped.push_back(fmt::format("{} (none of {})", p.family, fmt::join(p.sass_opcodes, ", ")));
+    for (auto& g : groups) {
+      if (standing(g, [](const InstructionProof& p) { return p.in_ptx && p.in_sass != false; })) continue;
+      for (size_t i : g)
+        if (r.proofs[i].in_ptx)
+          dropped.push_back(fmt::format("{} (none of {})", families[i], fmt::join(r.proofs[i].sass_opcodes, ", ")));
     }
+    for (auto& p : r.proofs)
+      if (p.in_ptx && !p.in_sass) unmapped.push_back(p.family);
     if (!dropped.empty())
       return verdict(StageStatus::failed,
                      fmt::format("in the PTX but not in the SASS ptxas emitted: {}; ptxas removes code that can never run "
@@ -320,24 +394,28 @@ StageResult prove(StageContext& ctx) {
   if (!r.gpu_verified || !ctx.job) {
     r.executed_note = "execution not proven: the candidate was not verified on a GPU";
     return verdict(StageStatus::passed,
-                   fmt::format("all {} required instruction families {}; {}", r.proofs.size(), where, r.executed_note));
+                   fmt::format("all {} required instruction families {}; {}", groups.size(), where, r.executed_note));
   }
   if (auto problem = prove_executed(ctx)) {
     r.executed_note = problem->person;
     return failed(std::move(*problem));
   }
   std::vector<std::string> idle;
-  for (auto& p : r.proofs)
-    if (!p.executed.value_or(false))
-      idle.push_back(fmt::format("{} {}", p.family, p.in_sass == true ? "is in the SASS but never executed"
-                                                                     : "is in the PTX but never executed"));
+  for (auto& g : groups) {
+    if (standing(g, [](const InstructionProof& p) { return p.executed.value_or(false); })) continue;
+    for (size_t i : g)
+      if (r.proofs[i].in_ptx)
+        idle.push_back(fmt::format("{} {}", families[i], r.proofs[i].in_sass == true ? "is in the SASS but never executed"
+                                                                                      : "is in the PTX but never executed"));
+  }
   if (!idle.empty())
     return verdict(StageStatus::failed,
                    fmt::format("{}: the instrumented copy counted no warp running it on any verify case", fmt::join(idle, "; ")));
   std::vector<std::string> counts;
-  for (auto& p : r.proofs) counts.push_back(fmt::format("{} {}", p.family, p.executed_warps));
+  for (auto& p : r.proofs)
+    if (p.in_ptx) counts.push_back(fmt::format("{} {}", p.family, p.executed_warps));
   std::string summary = fmt::format("all {} required instruction families {} and executed (warp executions: {})",
-                                    r.proofs.size(), where, fmt::join(counts, ", "));
+                                    groups.size(), where, fmt::join(counts, ", "));
   if (ctx.opts.prove_ncu) {
     if (auto problem = prove_with_ncu(ctx)) return failed(std::move(*problem));
     summary += "; " + (starts_with(r.ncu_note, "ncu cross-check not run") ? r.ncu_note : "ncu agrees");

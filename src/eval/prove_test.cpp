@@ -221,5 +221,82 @@ TEST_F(ProveTest, ACandidateThatNamesTheCountersIsRefused) {
   EXPECT_NE(prove->summary.find("reserves for its counters"), std::string::npos) << prove->summary;
 }
 
+// "add.f32 | wgmma.mma_async": the kernel uses the first, the second is absent, and the group
+// stands; the absent family is neither missing nor idle in the verdict or the feedback.
+TEST_F(ProveTest, OneOfTwoAlternativesProvesItsGroup) {
+  task_.required_instructions = {"add.f32", "wgmma.mma_async", "bra"};
+  task_.required_groups = {{"add.f32", "wgmma.mma_async"}, {"bra"}};
+  task_.min_executed.emplace("add.f32", *task::SizeExpr::parse("4096"));
+  task_.min_executed.emplace("wgmma.mma_async", *task::SizeExpr::parse("128"));
+  gpu::FakeWorker w;
+  w.answer = ScriptedGpu{{4096, 0, 12}};
+  RunRecord r = run(w, solution());
+  const StageResult* prove = r.find_stage(StageId::prove);
+  ASSERT_NE(prove, nullptr);
+  EXPECT_EQ(prove->status, StageStatus::passed) << prove->summary;
+  EXPECT_NE(prove->summary.find("all 2 required instruction families"), std::string::npos) << prove->summary;
+  EXPECT_NE(prove->summary.find("(warp executions: add.f32 8192, bra 24)"), std::string::npos) << prove->summary;
+  ASSERT_EQ(r.proofs.size(), 3u);
+  EXPECT_EQ(r.proofs[0].alternatives, std::vector<std::string>{"wgmma.mma_async"});
+  EXPECT_FALSE(r.proofs[1].in_ptx);
+  EXPECT_TRUE(r.proofs[2].alternatives.empty());
+  EXPECT_TRUE(r.passed) << r.verdict();
+  std::string feedback = agent::feedback_for(task_, r, *agent::find_hardware("h200"), 20000);
+  EXPECT_EQ(feedback.find("## Missing required instructions"), std::string::npos) << feedback;
+  EXPECT_EQ(feedback.find("never ran"), std::string::npos) << feedback;
+  EXPECT_NE(render_report_text(r).find("(or wgmma.mma_async)"), std::string::npos) << render_report_text(r);
+  auto j = nlohmann::json::parse(render_report_json(r));
+  EXPECT_EQ(j["proofs"][1]["alternatives"][0], "add.f32");
+}
+
+TEST_F(ProveTest, AGroupIsMissingOnlyWhenAllItsFamiliesAre) {
+  task_.required_instructions = {"fma.rn.f64", "wgmma.mma_async"};
+  task_.required_groups = {{"wgmma.mma_async", "fma.rn.f64"}};
+  gpu::FakeWorker w;
+  w.answer = ScriptedGpu{{0, 0}};
+  RunRecord r = run(w, solution());
+  const StageResult* prove = r.find_stage(StageId::prove);
+  EXPECT_EQ(prove->status, StageStatus::failed);
+  EXPECT_NE(prove->summary.find("missing from the PTX: one of wgmma.mma_async, fma.rn.f64"), std::string::npos)
+      << prove->summary;
+  std::string feedback = agent::feedback_for(task_, r, *agent::find_hardware("h200"), 20000);
+  EXPECT_NE(feedback.find("The task requires fma.rn.f64 or wgmma.mma_async.\n"), std::string::npos) << feedback;
+}
+
+// Two alternatives may split the work; their counts, each over its own floor, must add up to
+// one on every case.
+TEST_F(ProveTest, AlternativesShareTheFloor) {
+  task_.required_instructions = {"add.f32", "bra"};
+  task_.required_groups = {{"add.f32", "bra"}};
+  task_.min_executed.emplace("add.f32", *task::SizeExpr::parse("4096"));
+  task_.min_executed.emplace("bra", *task::SizeExpr::parse("24"));
+  {
+    gpu::FakeWorker w;
+    w.answer = ScriptedGpu{{2048, 12}};  // half of each floor
+    RunRecord r = run(w, solution());
+    const StageResult* prove = r.find_stage(StageId::prove);
+    EXPECT_EQ(prove->status, StageStatus::passed) << prove->summary;
+  }
+  gpu::FakeWorker w;
+  w.answer = ScriptedGpu{{2048, 6}};  // a half and a quarter
+  RunRecord r = run(w, solution());
+  const StageResult* prove = r.find_stage(StageId::prove);
+  EXPECT_EQ(prove->status, StageStatus::failed);
+  EXPECT_NE(prove->summary.find("add.f32 ran 2048 and bra ran 6 warp executions on size set 'small': together 75% of what "
+                                "the task's work needs (4096 or 24 of them respectively, alone)"),
+            std::string::npos)
+      << prove->summary;
+}
+
+TEST(FloorShare, SumsEachCountOverItsFloor) {
+  std::vector<uint64_t> warps = {50, 30, 7};
+  std::vector<std::optional<uint64_t>> floors = {100, 60, std::nullopt};
+  EXPECT_DOUBLE_EQ(*floor_share({0}, warps, floors), 0.5);
+  EXPECT_DOUBLE_EQ(*floor_share({0, 1}, warps, floors), 1.0);
+  EXPECT_FALSE(floor_share({0, 2}, warps, floors)) << "a member without a floor: any execution will do";
+  floors[0] = 0;
+  EXPECT_DOUBLE_EQ(*floor_share({0}, warps, floors), 1.0) << "a floor of 0 is met";
+}
+
 }  // namespace
 }  // namespace ptxforge::eval

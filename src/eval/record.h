@@ -46,6 +46,9 @@ struct StageResult {
 // on the GPU (unset until that proof ran).
 struct InstructionProof {
   std::string family;
+  // The other families of its group in the task ("mma.sync | wgmma.mma_async"): where one of
+  // them is proven, this one need not be.
+  std::vector<std::string> alternatives;
   bool in_ptx = false;
   int ptx_count = 0;
   std::optional<bool> in_sass, executed;

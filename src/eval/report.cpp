@@ -100,8 +100,9 @@ std::string render_report_text(const RunRecord& r, bool color) {
                                                  p.min_warps ? fmt::format("; per-case floor up to {}", p.min_warps) : "")
                                    : "-";
       std::string ncu = p.ncu_threads ? fmt::format("  ncu {} threads", *p.ncu_threads) : "";
-      out += fmt::format("    {:<24} ptx {} ({})  sass {}  executed {}{}\n", p.family, p.in_ptx ? "yes" : "NO", p.ptx_count,
-                         sass, ran, ncu);
+      std::string or_else = p.alternatives.empty() ? "" : fmt::format("  (or {})", fmt::join(p.alternatives, ", "));
+      out += fmt::format("    {:<24} ptx {} ({})  sass {}  executed {}{}{}\n", p.family, p.in_ptx ? "yes" : "NO",
+                         p.ptx_count, sass, ran, ncu, or_else);
     }
     if (!r.sass_note.empty()) out += fmt::format("    SASS from: {}\n", r.sass_note);
     if (!r.executed_note.empty()) out += fmt::format("    executed: {}\n", r.executed_note);
@@ -174,6 +175,7 @@ std::string render_report_json(const RunRecord& r) {
   j["proofs"] = json::array();
   for (auto& p : r.proofs) {
     json pj = {{"family", p.family}, {"in_ptx", p.in_ptx}, {"ptx_count", p.ptx_count}};
+    if (!p.alternatives.empty()) pj["alternatives"] = p.alternatives;
     pj["in_sass"] = p.in_sass ? json(*p.in_sass) : json(nullptr);
     pj["sass_opcodes"] = p.sass_opcodes;
     pj["sass_count"] = p.sass_count;

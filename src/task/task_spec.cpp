@@ -499,8 +499,27 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
     for (auto& t : *tags)
       if (auto s = t.value<std::string>()) task.tags.push_back(*s);
   if (auto* req = root["required_instructions"].as_array())
-    for (auto& t : *req)
-      if (auto s = t.value<std::string>()) task.required_instructions.push_back(*s);
+    for (auto& t : *req) {
+      auto s = t.value<std::string>();
+      if (!s) {
+        r.error(&t, "required_instructions lists opcode families as strings (\"mma.sync\", or \"mma.sync | wgmma.mma_async\")");
+        continue;
+      }
+      std::vector<std::string> group;
+      for (auto part : split(*s, '|')) {
+        std::string family(trim(part));
+        if (family.empty() || family.find_first_of(" \t") != std::string::npos) {
+          r.error(&t, fmt::format("'{}' is not an opcode family or alternatives of them (\"a | b\")", *s));
+          group.clear();
+          break;
+        }
+        group.push_back(family);
+        if (std::find(task.required_instructions.begin(), task.required_instructions.end(), family) ==
+            task.required_instructions.end())
+          task.required_instructions.push_back(family);
+      }
+      if (!group.empty()) task.required_groups.push_back(std::move(group));
+    }
   if (const toml::table* me = root["min_executed"].as_table()) {
     for (auto& [k, v] : *me) {
       std::string family(k.str());

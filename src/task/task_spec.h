@@ -82,7 +82,12 @@ struct Task {
   Launch reference;
   std::map<std::string, Tolerance> tolerance;  // per output; missing ones get the defaults
   std::optional<Baseline> baseline;
-  std::vector<std::string> required_instructions;  // opcode families, e.g. "wgmma.mma_async"
+  // Every opcode family the task names ("wgmma.mma_async"), in order, once each.
+  std::vector<std::string> required_instructions;
+  // What must be proven: one entry per required_instructions line of the task file, each the
+  // families that may carry it ("mma.sync | wgmma.mma_async": either will do); a plain entry is
+  // a group of one.
+  std::vector<std::vector<std::string>> required_groups;
   // [min_executed]: per required family, the fewest warp executions one case must show in the
   // prove stage's count (an expression of the sizes), so that a family used for a token part
   // of the work (one mma while FMAs do the rest) fails.

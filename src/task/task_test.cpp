@@ -225,6 +225,27 @@ Result<Task> attention_with(const std::string& from, const std::string& to) {
   return shipped_with("level3/flash_attn_fwd", from, to);
 }
 
+TEST(TaskKeys, RequiredInstructionsMayNameAlternatives) {
+  auto t = attention_with("", "");
+  ASSERT_TRUE(t.ok()) << error_of(t);
+  EXPECT_EQ(t->required_instructions, (std::vector<std::string>{"mma.sync", "wgmma.mma_async"}));
+  ASSERT_EQ(t->required_groups.size(), 1u);
+  EXPECT_EQ(t->required_groups[0], (std::vector<std::string>{"mma.sync", "wgmma.mma_async"}));
+  auto two = attention_with("[\"mma.sync | wgmma.mma_async\"]", "[\"mma.sync|wgmma.mma_async\", \"ldmatrix\", \"mma.sync\"]");
+  ASSERT_TRUE(two.ok()) << error_of(two);
+  EXPECT_EQ(two->required_instructions, (std::vector<std::string>{"mma.sync", "wgmma.mma_async", "ldmatrix"}))
+      << "each family once";
+  EXPECT_EQ(two->required_groups.size(), 3u);
+  auto dangling = attention_with("[\"mma.sync | wgmma.mma_async\"]", "[\"mma.sync |\"]");
+  EXPECT_NE(error_of(dangling).find("'mma.sync |' is not an opcode family or alternatives of them"), std::string::npos)
+      << error_of(dangling);
+  auto spaced = attention_with("[\"mma.sync | wgmma.mma_async\"]", "[\"mma sync\"]");
+  EXPECT_NE(error_of(spaced).find("'mma sync' is not an opcode family"), std::string::npos) << error_of(spaced);
+  auto number = attention_with("[\"mma.sync | wgmma.mma_async\"]", "[3]");
+  EXPECT_NE(error_of(number).find("required_instructions lists opcode families as strings"), std::string::npos)
+      << error_of(number);
+}
+
 TEST(TaskKeys, ACudnnAttentionBaselineNamesItsSizesAndBuffers) {
   auto shipped = attention_with("", "");
   ASSERT_TRUE(shipped.ok()) << error_of(shipped);

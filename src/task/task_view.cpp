@@ -49,10 +49,20 @@ std::string render_task_for_model(const Task& t) {
                        tol.rtol, tol.min_match >= 1.0 ? "all " : fmt::format("at least {:g}% ", 100 * tol.min_match));
   }
   if (!t.required_instructions.empty()) {
+    std::vector<std::string> needs;
+    bool alternatives = false;
+    for (auto& g : t.required_groups) {
+      needs.push_back(g.size() == 1 ? g[0] : fmt::format("{} (either will do)", fmt::join(g, " or ")));
+      alternatives = alternatives || g.size() > 1;
+    }
+    if (needs.empty()) needs = t.required_instructions;
     out += fmt::format("\n## Required instructions\nThe PTX must use: {}. Each must also be in the machine code ptxas "
                        "makes and must execute on the test cases (a copy of your kernel counts the warps reaching each "
-                       "one); code that never runs does not count.\n",
-                       fmt::join(t.required_instructions, ", "));
+                       "one); code that never runs does not count.{}\n",
+                       fmt::join(needs, ", "),
+                       alternatives ? " Where either will do, the one used must be, and one alone must reach its floor below; a kernel "
+                                    "using both needs each count divided by its own floor to add up to at least 1."
+                                  : "");
     for (auto& [family, floor] : t.min_executed)
       out += fmt::format("- {} must carry the work: at least {} warp executions per case.\n", family, floor.text());
   }
