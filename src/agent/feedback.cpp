@@ -260,7 +260,8 @@ std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Ha
   auto covered = [&](const eval::InstructionProof& p, auto&& passes) {
     if (passes(p)) return true;
     for (auto& q : r.proofs)
-      if (std::find(p.alternatives.begin(), p.alternatives.end(), q.family) != p.alternatives.end() && passes(q)) return true;
+      if (std::find(p.alternatives.begin(), p.alternatives.end(), q.family) != p.alternatives.end() && passes(q))
+        return true;
     return false;
   };
   std::vector<std::string> missing;
@@ -285,7 +286,8 @@ std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Ha
                        fmt::join(dropped, "; "));
   std::vector<std::string> idle;
   for (auto& p : r.proofs)
-    if (p.in_ptx && p.executed == false && !covered(p, [](const eval::InstructionProof& q) { return q.executed == true; }))
+    if (p.in_ptx && p.executed == false &&
+        !covered(p, [](const eval::InstructionProof& q) { return q.executed == true; }))
       idle.push_back(p.family);
   if (!idle.empty())
     out += fmt::format("## Required instructions that never ran\n{} {} in the machine code, but a copy of your kernel with a "

@@ -220,13 +220,14 @@ std::optional<ExecutedProblem> prove_executed(StageContext& ctx) {
         ran.push_back(fmt::format("{} ran {}", families[i], warps[i]));
         need.push_back(fmt::format("{}", *floors[i]));
       }
-      token.push_back(groups[g].size() == 1
-                          ? fmt::format("{} warp executions on size set '{}'{} where the task's work needs at least {}",
-                                        ran[0], c.size_set, c.shown ? "" : " (held back)", need[0])
-                          : fmt::format("{} warp executions on size set '{}'{}: together {:.0f}% of what the task's work "
-                                        "needs ({} of them respectively, alone)",
-                                        fmt::join(ran, " and "), c.size_set, c.shown ? "" : " (held back)", 100 * *share,
-                                        fmt::join(need, " or ")));
+      token.push_back(
+          groups[g].size() == 1
+              ? fmt::format("{} warp executions on size set '{}'{} where the task's work needs at least {}", ran[0],
+                            c.size_set, c.shown ? "" : " (held back)", need[0])
+              : fmt::format("{} warp executions on size set '{}'{}: together {:.0f}% of what the task's work "
+                            "needs ({} of them respectively, alone)",
+                            fmt::join(ran, " and "), c.size_set, c.shown ? "" : " (held back)", 100 * *share,
+                            fmt::join(need, " or ")));
       token_held_back = token_held_back || !c.shown;
     }
   }
@@ -359,7 +360,8 @@ StageResult prove(StageContext& ctx) {
   std::vector<std::string> missing;
   for (auto& g : groups)
     if (!standing(g, [](const InstructionProof& p) { return p.in_ptx; })) missing.push_back(group_name(families, g));
-  if (!missing.empty()) return verdict(StageStatus::failed, fmt::format("missing from the PTX: {}", fmt::join(missing, "; ")));
+  if (!missing.empty())
+    return verdict(StageStatus::failed, fmt::format("missing from the PTX: {}", fmt::join(missing, "; ")));
 
   // In the SASS.
   std::string where;
@@ -405,8 +407,9 @@ StageResult prove(StageContext& ctx) {
     if (standing(g, [](const InstructionProof& p) { return p.executed.value_or(false); })) continue;
     for (size_t i : g)
       if (r.proofs[i].in_ptx)
-        idle.push_back(fmt::format("{} {}", families[i], r.proofs[i].in_sass == true ? "is in the SASS but never executed"
-                                                                                      : "is in the PTX but never executed"));
+        idle.push_back(fmt::format(
+            "{} {}", families[i],
+            r.proofs[i].in_sass == true ? "is in the SASS but never executed" : "is in the PTX but never executed"));
   }
   if (!idle.empty())
     return verdict(StageStatus::failed,

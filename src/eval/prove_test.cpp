@@ -282,9 +282,10 @@ TEST_F(ProveTest, AlternativesShareTheFloor) {
   RunRecord r = run(w, solution());
   const StageResult* prove = r.find_stage(StageId::prove);
   EXPECT_EQ(prove->status, StageStatus::failed);
-  EXPECT_NE(prove->summary.find("add.f32 ran 2048 and bra ran 6 warp executions on size set 'small': together 75% of what "
-                                "the task's work needs (4096 or 24 of them respectively, alone)"),
-            std::string::npos)
+  EXPECT_NE(
+      prove->summary.find("add.f32 ran 2048 and bra ran 6 warp executions on size set 'small': together 75% of what "
+                          "the task's work needs (4096 or 24 of them respectively, alone)"),
+      std::string::npos)
       << prove->summary;
 }
 

@@ -502,7 +502,9 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
     for (auto& t : *req) {
       auto s = t.value<std::string>();
       if (!s) {
-        r.error(&t, "required_instructions lists opcode families as strings (\"mma.sync\", or \"mma.sync | wgmma.mma_async\")");
+        r.error(
+            &t,
+            "required_instructions lists opcode families as strings (\"mma.sync\", or \"mma.sync | wgmma.mma_async\")");
         continue;
       }
       std::vector<std::string> group;

@@ -231,7 +231,8 @@ TEST(TaskKeys, RequiredInstructionsMayNameAlternatives) {
   EXPECT_EQ(t->required_instructions, (std::vector<std::string>{"mma.sync", "wgmma.mma_async"}));
   ASSERT_EQ(t->required_groups.size(), 1u);
   EXPECT_EQ(t->required_groups[0], (std::vector<std::string>{"mma.sync", "wgmma.mma_async"}));
-  auto two = attention_with("[\"mma.sync | wgmma.mma_async\"]", "[\"mma.sync|wgmma.mma_async\", \"ldmatrix\", \"mma.sync\"]");
+  auto two =
+      attention_with("[\"mma.sync | wgmma.mma_async\"]", "[\"mma.sync|wgmma.mma_async\", \"ldmatrix\", \"mma.sync\"]");
   ASSERT_TRUE(two.ok()) << error_of(two);
   EXPECT_EQ(two->required_instructions, (std::vector<std::string>{"mma.sync", "wgmma.mma_async", "ldmatrix"}))
       << "each family once";

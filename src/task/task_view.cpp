@@ -56,13 +56,15 @@ std::string render_task_for_model(const Task& t) {
       alternatives = alternatives || g.size() > 1;
     }
     if (needs.empty()) needs = t.required_instructions;
-    out += fmt::format("\n## Required instructions\nThe PTX must use: {}. Each must also be in the machine code ptxas "
-                       "makes and must execute on the test cases (a copy of your kernel counts the warps reaching each "
-                       "one); code that never runs does not count.{}\n",
-                       fmt::join(needs, ", "),
-                       alternatives ? " Where either will do, the one used must be, and one alone must reach its floor below; a kernel "
-                                    "using both needs each count divided by its own floor to add up to at least 1."
-                                  : "");
+    out += fmt::format(
+        "\n## Required instructions\nThe PTX must use: {}. Each must also be in the machine code ptxas "
+        "makes and must execute on the test cases (a copy of your kernel counts the warps reaching each "
+        "one); code that never runs does not count.{}\n",
+        fmt::join(needs, ", "),
+        alternatives
+            ? " Where either will do, this holds for the one you use, which alone must reach its floor below; a kernel "
+              "using both needs each count divided by its own floor to add up to at least 1."
+            : "");
     for (auto& [family, floor] : t.min_executed)
       out += fmt::format("- {} must carry the work: at least {} warp executions per case.\n", family, floor.text());
   }

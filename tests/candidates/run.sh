@@ -3,7 +3,8 @@
 # candidate with inline PTX (NVRTC), and a kernel launched in clusters with 64 KB of dynamic
 # shared memory (opt-in), and a TMA kernel whose tensor map the harness encodes
 # (tests/tasks/tma_copy), whose required TMA and mbarrier instructions are also proven with
-# `--prove ncu`. Exit 77 (skip) without a GPU.
+# `--prove ncu`, and the wgmma GEMM proving a group of alternatives ("mma.sync |
+# wgmma.mma_async"). Exit 77 (skip) without a GPU.
 set -u
 ptxforge=$1; dir=$2
 fail=0
@@ -20,4 +21,16 @@ if ((rc == 0)); then echo "ok   tma_copy: $(grep '^verdict' <<<"$out")"; else ec
 out=$("$ptxforge" run --no-time --prove ncu "$tma" "$tma/solution.ptx" 2>&1); rc=$?
 if ((rc == 0)) && grep -q "ncu agrees" <<<"$out"; then echo "ok   tma_copy --prove ncu: $(grep 'ncu:' <<<"$out")"
 else echo "FAIL tma_copy --prove ncu (exit $rc):"; echo "$out"; fail=1; fi
+# Alternatives: the wgmma GEMM against its task with "mma.sync | wgmma.mma_async" in place of
+# wgmma (and a floor for each): the group stands on wgmma alone, mma.sync absent, and ncu
+# agrees on the binary.
+alt=$(mktemp -d)
+cp -r "$dir/../../tasks/level3/bgemm_wgmma_nt/." "$alt/"
+sed -i -e 's/^required_instructions = \["wgmma.mma_async", /required_instructions = ["mma.sync | wgmma.mma_async", /' \
+  -e 's/^\[min_executed\]$/[min_executed]\n"mma.sync" = "m * n * k \/ 4096"/' "$alt/task.toml"
+out=$("$ptxforge" run --no-time --prove ncu "$alt" "$alt/solution.ptx" 2>&1); rc=$?
+if ((rc == 0)) && grep -q "(or mma.sync)" <<<"$out" && grep -q "ncu agrees" <<<"$out"; then
+  echo "ok   bgemm_wgmma_nt with mma.sync | wgmma.mma_async: $(grep '^  prove' <<<"$out")"
+else echo "FAIL bgemm_wgmma_nt with mma.sync | wgmma.mma_async (exit $rc):"; echo "$out"; fail=1; fi
+rm -rf "$alt"
 exit $fail
