@@ -535,6 +535,16 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
   } else if (root.contains("min_executed")) {
     r.error(root.get("min_executed"), "min_executed must be a table: \"family\" = \"expression of the sizes\"");
   }
+  // Alternatives share their floor, so a floor on some of them alone would let the others carry
+  // the work unchecked.
+  for (auto& g : task.required_groups) {
+    size_t floored = 0;
+    for (auto& f : g) floored += task.min_executed.count(f);
+    if (floored != 0 && floored != g.size())
+      r.error(root.get("min_executed"), fmt::format("[min_executed]: the alternatives {} need a floor each, or none of them "
+                                                    "(with some alone, the others could carry the work unchecked)",
+                                                    fmt::join(g, " | ")));
+  }
 
   check_task_keys(root, diags);
   read_params(r, root, task, diags);

@@ -242,6 +242,10 @@ TEST(TaskKeys, RequiredInstructionsMayNameAlternatives) {
       << error_of(dangling);
   auto spaced = attention_with("[\"mma.sync | wgmma.mma_async\"]", "[\"mma sync\"]");
   EXPECT_NE(error_of(spaced).find("'mma sync' is not an opcode family"), std::string::npos) << error_of(spaced);
+  auto one_floor = attention_with("\"wgmma.mma_async\" = \"b * h * s * s / (512 * (1 + causal))\"", "");
+  EXPECT_NE(error_of(one_floor).find("the alternatives mma.sync | wgmma.mma_async need a floor each, or none of them"),
+            std::string::npos)
+      << error_of(one_floor);
   auto number = attention_with("[\"mma.sync | wgmma.mma_async\"]", "[3]");
   EXPECT_NE(error_of(number).find("required_instructions lists opcode families as strings"), std::string::npos)
       << error_of(number);
