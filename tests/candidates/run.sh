@@ -3,8 +3,9 @@
 # candidate with inline PTX (NVRTC), and a kernel launched in clusters with 64 KB of dynamic
 # shared memory (opt-in), and a TMA kernel whose tensor map the harness encodes
 # (tests/tasks/tma_copy), whose required TMA and mbarrier instructions are also proven with
-# `--prove ncu`, and the wgmma GEMM proving a group of alternatives ("mma.sync |
-# wgmma.mma_async"). Exit 77 (skip) without a GPU.
+# `--prove ncu`, and two wgmma kernels proving a group of alternatives ("mma.sync |
+# wgmma.mma_async"): the wgmma GEMM and a FlashAttention-3-style attention
+# (flash_attn_wgmma/). Exit 77 (skip) without a GPU.
 set -u
 ptxforge=$1; dir=$2
 fail=0
@@ -33,4 +34,10 @@ if ((rc == 0)) && grep -q "(or mma.sync)" <<<"$out" && grep -q "ncu agrees" <<<"
   echo "ok   bgemm_wgmma_nt with mma.sync | wgmma.mma_async: $(grep '^  prove' <<<"$out")"
 else echo "FAIL bgemm_wgmma_nt with mma.sync | wgmma.mma_async (exit $rc):"; echo "$out"; fail=1; fi
 rm -rf "$alt"
+# The same group in the attention task: a FlashAttention-3-style kernel on wgmma alone passes.
+fa=$dir/flash_attn_wgmma/solution.ptx
+out=$("$ptxforge" run --no-time flash_attn_fwd "$fa" 2>&1); rc=$?
+if ((rc == 0)) && grep -Eq "wgmma\.mma_async +ptx yes .*executed yes" <<<"$out"; then
+  echo "ok   flash_attn_wgmma: $(grep '^  prove' <<<"$out")"
+else echo "FAIL flash_attn_wgmma (exit $rc):"; echo "$out"; fail=1; fi
 exit $fail
