@@ -515,10 +515,13 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
           group.clear();
           break;
         }
+        if (std::find(task.required_instructions.begin(), task.required_instructions.end(), family) !=
+            task.required_instructions.end()) {
+          r.error(&t, fmt::format("'{}' is named twice in required_instructions", family));
+          continue;
+        }
         group.push_back(family);
-        if (std::find(task.required_instructions.begin(), task.required_instructions.end(), family) ==
-            task.required_instructions.end())
-          task.required_instructions.push_back(family);
+        task.required_instructions.push_back(family);
       }
       if (!group.empty()) task.required_groups.push_back(std::move(group));
     }
