@@ -25,6 +25,17 @@ struct LibraryBaseline::Api {
 namespace {
 constexpr int kOpN = 0, kOpT = 1;
 
+// A [baseline] key that is an expression of the sizes (alpha, scale, seq, ...), evaluated.
+Result<double> size_value(const task::Baseline& b, const char* key, const task::Bindings& symbols) {
+  auto it = b.args.find(key);
+  if (it == b.args.end()) return Error{fmt::format("baseline {} needs '{}'", b.library, key)};
+  auto e = task::SizeExpr::parse(it->second);
+  if (!e) return e.error();
+  auto v = e->evaluate(symbols);
+  if (!v) return v.error();
+  return v->as_double();
+}
+
 // A library loaded on its first use: the first attempt's error is kept and not retried.
 template <typename T, typename Create>
 bool load_once(std::unique_ptr<T>& slot, std::string& error, Create create) {
@@ -129,12 +140,10 @@ Status LibraryBaseline::run(const task::Task& t, const task::Bindings& symbols,
     }
     auto major = b.args.find("b_major");
     mm.b_k_major = major != b.args.end() && major->second == "k";
-    if (auto al = b.args.find("alpha"); al != b.args.end()) {
-      auto e = task::SizeExpr::parse(al->second);
-      if (!e) return e.error();
-      auto v = e->evaluate(symbols);
-      if (!v) return v.error();
-      mm.alpha = static_cast<float>(v->as_double());
+    if (b.args.count("alpha")) {
+      auto alpha = size_value(b, "alpha", symbols);
+      if (!alpha) return alpha.error();
+      mm.alpha = static_cast<float>(*alpha);
     }
     if (!load_once(lt_, lt_error_, [&] { return CublasLt::create(d_); })) return Error{lt_error_};
     return lt_->run(mm);
@@ -148,15 +157,7 @@ Status LibraryBaseline::run(const task::Task& t, const task::Bindings& symbols,
 Status LibraryBaseline::run_sdpa(const task::Task& t, const task::Bindings& symbols,
                                  const std::map<std::string, CUdeviceptr>& buffers) {
   const task::Baseline& b = *t.baseline;
-  auto value = [&](const char* key) -> Result<double> {
-    auto it = b.args.find(key);
-    if (it == b.args.end()) return Error{fmt::format("baseline cudnn_sdpa needs '{}'", key)};
-    auto e = task::SizeExpr::parse(it->second);
-    if (!e) return e.error();
-    auto v = e->evaluate(symbols);
-    if (!v) return v.error();
-    return v->as_double();
-  };
+  auto value = [&](const char* key) { return size_value(b, key, symbols); };
   SdpaCall call;
   for (auto [key, out] :
        {std::pair{"batch", &call.batch}, {"heads", &call.heads}, {"seq", &call.seq}, {"head_dim", &call.head_dim}}) {
