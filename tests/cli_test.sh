@@ -212,5 +212,31 @@ grep -q '^// @launch grid=(1, 1, 1) block=(32, 1, 1)$' "$tmp/inplace.ptx" && gre
 expect 2 "give -i or -o, not both" fmt -i -o "$tmp/other.ptx" "$tmp/launch.ptx"
 [[ ! -e $tmp/other.ptx ]] && passed=$((passed+1)) || { echo "FAIL: fmt -i -o wrote a file"; fail=$((fail+1)); }
 expect 2 "standard input cannot be rewritten in place" fmt -i - </dev/null
+# A .cu candidate cannot read a file or the environment through the compiler: each include
+# trick fails check at its line, and no byte of the canaries (a variable, a task file) appears.
+if command -v bwrap >/dev/null && [[ -e /usr/local/cuda/lib64/libnvrtc.so.13 || -n $(ldconfig -p 2>/dev/null | grep libnvrtc.so) ]]; then
+  export PTXFORGE_TEST_SECRET=canary-xyz-cli
+  printf 'held_back = "canary-xyz-file"\n' > "$tmp/task.toml"
+  leak() {  # leak <name> <pattern> <include line>
+    printf '// @launch grid=(n+255)/256 block=256\n%s\n' "$3" > "$tmp/$1.cu"
+    expect 1 "$2" run vector_add "$tmp/$1.cu"
+    grep -q canary-xyz <<<"$out" && { echo "FAIL: $1 leaked a canary:"; echo "$out" | head; fail=$((fail+1)); }
+  }
+  leak environ_quoted 'include-quoted' '#include "/proc/self/environ"'
+  leak environ_angled 'include-path' '#include </proc/self/environ>'
+  leak task_absolute 'include-path' "#include <$tmp/task.toml>"
+  leak task_relative 'include-path' '#include <../../tasks/level1/vector_add/task.toml>'
+  leak computed 'include-computed' "#define F \"$tmp/task.toml\"
+#include F"
+  leak digraph 'include-digraph' "%:include \"$tmp/task.toml\""
+  # A legitimate one still compiles and assembles (verify needs a GPU: exit 0 or 2).
+  printf '// @launch grid=(n+255)/256 block=256 args=a,b,c,n\n#include <cuda_fp16.h>\nextern "C" __global__ void vector_add(const float* a, const float* b, float* c, unsigned n) {\n  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) c[i] = a[i] + b[i];\n}\n' > "$tmp/good.cu"
+  out=$("$ptxforge" run vector_add "$tmp/good.cu" 2>&1)
+  grep -qE "check +passed" <<<"$out" && grep -qE "assemble +passed" <<<"$out" && passed=$((passed+1)) ||
+    { echo "FAIL: a legitimate .cu candidate did not compile:"; echo "$out" | head; fail=$((fail+1)); }
+  # Without a sandbox a .cu candidate is refused, saying why.
+  PTXFORGE_SANDBOX=none expect 1 "needs the bubblewrap sandbox" run vector_add "$tmp/good.cu"
+  unset PTXFORGE_TEST_SECRET
+fi
 echo "$passed passed, $fail failed"
 [[ $fail -eq 0 ]]

@@ -12,7 +12,10 @@
 #include "gpu/protocol.h"
 #include "gpu/worker.h"
 #include "util/paths.h"
+#include "util/subprocess.h"
 #include "util/text.h"
+
+extern char** environ;
 
 namespace ptxforge::gpu {
 
@@ -75,6 +78,13 @@ bool WorkerClient::start(std::string& error) {
   std::vector<char*> args;
   for (auto& a : argv_) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // The worker runs candidate kernels and reads task files; it never needs a credential, so
+  // it gets the same allowlisted environment as every other child (util/subprocess.h). Built
+  // before fork: the child may not allocate.
+  std::vector<std::string> env = clean_environment(environ);
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
   pid_t pid = fork();
   if (pid < 0) {
     error = fmt::format("fork: {}", strerror(errno));
@@ -88,7 +98,7 @@ bool WorkerClient::start(std::string& error) {
     dup2(sv[1], 1);
     int err = open(stderr_path_.c_str(), O_WRONLY | O_TRUNC | O_CREAT, 0600);
     if (err >= 0) dup2(err, 2);
-    execvp(args[0], args.data());
+    execvpe(args[0], args.data(), envp.data());
     _exit(127);
   }
   setpgid(pid, pid);

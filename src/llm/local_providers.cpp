@@ -32,6 +32,9 @@ class Command : public Provider {
     ProcessOptions po;
     po.input = request_json(req).dump();
     po.max_output = opts_.max_reply_bytes;
+    // The one child that inherits everything: the user named this command to reach a model,
+    // and it may need the user's own credentials to do that.
+    po.env = ChildEnv::inherit;
     auto p = run_process({"/bin/sh", "-c", command_}, opts_.timeout, po);
     if (!p) return Error{fmt::format("cmd: {}", p.error().message)};
     if (p->output_capped) return Error{fmt::format("cmd: the reply is larger than {} MB; refused", opts_.max_reply_bytes >> 20)};

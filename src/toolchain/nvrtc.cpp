@@ -1,58 +1,110 @@
+// NVRTC in its sandboxed child (nvrtc.h): the parent's side. It checks the includes, starts
+// ptxforge-nvrtc (tools/ptxforge/nvrtc_child.cpp) through util/sandbox.h with the source on
+// stdin, and turns the child's exit into a compile result or an error that says which limit
+// stopped it.
 #include "toolchain/nvrtc.h"
 
-#include <dlfcn.h>
-
+#include <cstring>
+#include <filesystem>
 #include <fmt/format.h>
+#include <map>
 #include <mutex>
 #include <vector>
 
+#include "toolchain/compiler_log.h"
+#include "toolchain/cuda_includes.h"
+#include "util/diagnostic.h"
 #include "util/paths.h"
+#include "util/sandbox.h"
+#include "util/text.h"
 
 namespace ptxforge::toolchain {
 
 namespace {
 
-// NVRTC's C API, declared here so the build needs no nvrtc.h (nvrtcResult is an int enum).
-using Program = void*;
-struct Nvrtc {
-  int (*create)(Program*, const char*, const char*, int, const char* const*, const char* const*) = nullptr;
-  int (*compile)(Program, int, const char* const*) = nullptr;
-  int (*ptx_size)(Program, size_t*) = nullptr;
-  int (*get_ptx)(Program, char*) = nullptr;
-  int (*log_size)(Program, size_t*) = nullptr;
-  int (*get_log)(Program, char*) = nullptr;
-  int (*destroy)(Program*) = nullptr;
-  std::string load_error;
+// ptxforge-nvrtc's exit codes (nvrtc_child.cpp).
+constexpr int kCompileError = 1, kNoLibrary = 3, kOutOfMemory = 4;
+
+struct Child {
+  std::string program;
+  std::vector<std::string> argv_head;  // the program and its --library options
 };
 
-const Nvrtc& library() {
-  static Nvrtc lib;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void* h = open_cuda_library("libnvrtc.so.13");
-    if (!h) h = open_cuda_library("libnvrtc.so");
-    if (!h) {
-      lib.load_error = fmt::format("NVRTC not found (looked in {}/lib64 and the library path); it compiles .cu candidates", cuda_home());
-      return;
-    }
-    lib.create = reinterpret_cast<decltype(lib.create)>(dlsym(h, "nvrtcCreateProgram"));
-    lib.compile = reinterpret_cast<decltype(lib.compile)>(dlsym(h, "nvrtcCompileProgram"));
-    lib.ptx_size = reinterpret_cast<decltype(lib.ptx_size)>(dlsym(h, "nvrtcGetPTXSize"));
-    lib.get_ptx = reinterpret_cast<decltype(lib.get_ptx)>(dlsym(h, "nvrtcGetPTX"));
-    lib.log_size = reinterpret_cast<decltype(lib.log_size)>(dlsym(h, "nvrtcGetProgramLogSize"));
-    lib.get_log = reinterpret_cast<decltype(lib.get_log)>(dlsym(h, "nvrtcGetProgramLog"));
-    lib.destroy = reinterpret_cast<decltype(lib.destroy)>(dlsym(h, "nvrtcDestroyProgram"));
-    if (!lib.create || !lib.compile || !lib.ptx_size || !lib.get_ptx || !lib.log_size || !lib.get_log || !lib.destroy)
-      lib.load_error = "the NVRTC library lacks an expected function";
-  });
-  return lib;
+Result<Child> find_child() {
+  auto program = find_companion_program("ptxforge-nvrtc");
+  if (!program)
+    return Error{"ptxforge-nvrtc, the process NVRTC compiles .cu candidates in, is not installed beside ptxforge"};
+  std::error_code ec;
+  Child c;
+  c.program = std::filesystem::canonical(*program, ec).string();
+  if (ec) c.program = *program;
+  c.argv_head = {c.program};
+  // The toolkit's copy first, then whatever the loader finds (a distribution's package).
+  for (const char* soname : {"libnvrtc.so.13", "libnvrtc.so"}) {
+    c.argv_head.insert(c.argv_head.end(), {"--library", cuda_home() + "/lib64/" + soname});
+    c.argv_head.insert(c.argv_head.end(), {"--library", soname});
+  }
+  return c;
+}
+
+SandboxSpec child_spec(const Child& c) {
+  SandboxSpec spec;
+  spec.read_only = {c.program};
+  return spec;
+}
+
+ProcessOptions child_options(const NvrtcLimits& limits, const std::string& input) {
+  ProcessOptions o;
+  o.input = input;
+  o.limits = limits.process;
+  o.max_output = limits.max_ptx_bytes;
+  return o;
+}
+
+// bwrap's own failures (a bind it could not make, no namespaces) are lines starting "bwrap:".
+bool sandbox_failed(const ProcessResult& r) { return r.exit_code == 1 && starts_with(r.err, "bwrap: "); }
+
+std::string first_line(std::string_view s) {
+  s = trim(s);
+  return std::string(s.substr(0, s.find('\n')));
 }
 
 }  // namespace
 
+NvrtcLimits default_nvrtc_limits() {
+  NvrtcLimits l;
+  l.wall = std::chrono::seconds(60);
+  l.process.address_space_bytes = uint64_t{4} << 30;
+  l.process.file_size_bytes = uint64_t{256} << 20;
+  l.process.cpu_seconds = 120;
+  l.process.processes = 4096;
+  l.max_ptx_bytes = size_t{256} << 20;
+  return l;
+}
+
 Status nvrtc_available() {
-  const Nvrtc& n = library();
-  if (!n.load_error.empty()) return Error{n.load_error};
+  SandboxChoice sandbox = sandbox_choice();
+  if (sandbox.mode == SandboxMode::none)
+    return Error{fmt::format("NVRTC compiles .cu candidates only inside the bubblewrap sandbox, and there is none here: {}",
+                             sandbox.why)};
+  auto child = find_child();
+  if (!child) return child.error();
+  // One probe per process and toolkit: it starts a sandbox, which takes a few milliseconds.
+  static std::mutex mu;
+  static std::map<std::string, std::string> probed;  // cuda_home -> "" or why not
+  std::lock_guard lock(mu);
+  auto [it, fresh] = probed.try_emplace(cuda_home());
+  if (fresh) {
+    auto r = run_sandboxed([&] { auto a = child->argv_head; a.push_back("--version"); return a; }(),
+                           std::chrono::seconds(30), child_options(default_nvrtc_limits(), ""), child_spec(*child),
+                           Trust::untrusted);
+    if (!r) it->second = r.error().message;
+    else if (r->exit_code != 0)
+      it->second = r->exit_code == kNoLibrary
+                       ? fmt::format("NVRTC not found (looked in {}/lib64 and the library path); it compiles .cu candidates", cuda_home())
+                       : fmt::format("NVRTC's sandboxed child does not start: {}", first_line(r->err + r->out));
+  }
+  if (!it->second.empty()) return Error{it->second};
   return ok_status();
 }
 
@@ -62,32 +114,52 @@ Result<CudaCompile> compile_cuda_to_ptx(const std::string& source, const std::st
 
 Result<CudaCompile> compile_cuda_to_ptx(const std::string& source, const std::string& name, const std::string& arch,
                                         const std::vector<std::string>& options) {
-  const Nvrtc& n = library();
-  if (!n.load_error.empty()) return Error{n.load_error};
-  Program prog = nullptr;
-  if (n.create(&prog, source.c_str(), name.c_str(), 0, nullptr, nullptr) != 0) return Error{"nvrtcCreateProgram failed"};
-  // CUDA 13 keeps libcu++, CUB and Thrust under include/cccl.
-  std::vector<std::string> all = {"--gpu-architecture=" + arch, "-I" + cuda_home() + "/include",
-                                  "-I" + cuda_home() + "/include/cccl"};
-  all.insert(all.end(), options.begin(), options.end());
-  std::vector<const char*> opts;
-  for (auto& o : all) opts.push_back(o.c_str());
-  int rc = n.compile(prog, static_cast<int>(opts.size()), opts.data());
-  CudaCompile out;
-  size_t size = 0;
-  n.log_size(prog, &size);
-  out.log.resize(size);
-  if (size) n.get_log(prog, out.log.data());
-  while (!out.log.empty() && (out.log.back() == '\0' || out.log.back() == '\n')) out.log.pop_back();
-  if (rc != 0) {
-    n.destroy(&prog);
-    return Error{fmt::format("NVRTC could not compile {}:\n{}", name, out.log)};
+  return compile_cuda_to_ptx(source, name, arch, options, default_nvrtc_limits());
+}
+
+Result<CudaCompile> compile_cuda_to_ptx(const std::string& source, const std::string& name, const std::string& arch,
+                                        const std::vector<std::string>& options, const NvrtcLimits& limits) {
+  std::vector<std::string> include_dirs = toolkit_include_dirs();
+  if (Diagnostics d = check_cuda_includes(source, include_dirs); d.has_errors())
+    return Error{fmt::format("{} was not compiled: its #include lines break the include policy (a candidate is one file and may "
+                             "include CUDA toolkit headers only, as #include <name>)\n{}",
+                             name, render_text(d, SourceText(name, source)))};
+  auto child = find_child();
+  if (!child) return child.error();
+  std::vector<std::string> argv = child->argv_head;
+  argv.insert(argv.end(), {"--name", name, "--", "--gpu-architecture=" + arch});
+  for (auto& d : include_dirs) argv.push_back("-I" + d);
+  argv.insert(argv.end(), options.begin(), options.end());
+  auto r = run_sandboxed(argv, limits.wall, child_options(limits, source), child_spec(*child), Trust::untrusted);
+  if (!r) return Error{fmt::format("{} was not compiled: {}", name, r.error().message)};
+  LogFilter filter;
+  filter.candidate_name = name;
+  filter.candidate_source = source;
+  if (std::string hit = limit_hit(*r, limits.process, limits.wall); !hit.empty())
+    return Error{fmt::format("NVRTC was stopped compiling {} by {} (a runaway macro or template expansion does this); "
+                             "nothing of its output is kept",
+                             name, hit)};
+  if (r->output_capped)
+    return Error{fmt::format("NVRTC's PTX for {} passed the {} output limit; refused", name, format_bytes(limits.max_ptx_bytes))};
+  if (r->exit_code == kOutOfMemory)
+    return Error{fmt::format("NVRTC ran out of its {} memory limit compiling {} (a runaway macro or template expansion does "
+                             "this)\n{}",
+                             format_bytes(limits.process.address_space_bytes), name, filter_compiler_log(r->err, filter))};
+  if (sandbox_failed(*r)) return Error{fmt::format("the sandbox for NVRTC could not start: {}", first_line(r->err))};
+  if (r->exit_code == kNoLibrary)
+    return Error{fmt::format("NVRTC not found (looked in {}/lib64 and the library path); it compiles .cu candidates: {}",
+                             cuda_home(), first_line(r->err))};
+  if (r->exit_code == kCompileError)
+    return Error{fmt::format("NVRTC could not compile {}:\n{}", name, filter_compiler_log(r->err, filter))};
+  if (r->exit_code != 0) {
+    int sig = r->signal ? r->signal : r->exit_code > 128 ? r->exit_code - 128 : 0;
+    return Error{sig ? fmt::format("NVRTC crashed compiling {} (signal {}, {})", name, sig, strsignal(sig))
+                     : fmt::format("NVRTC's child exited with code {} compiling {}", r->exit_code, name)};
   }
-  n.ptx_size(prog, &size);
-  out.ptx.resize(size);
-  n.get_ptx(prog, out.ptx.data());
-  while (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();
-  n.destroy(&prog);
+  CudaCompile out;
+  out.ptx = std::move(r->out);
+  out.log = filter_compiler_log(r->err, filter);
+  while (!out.log.empty() && out.log.back() == '\n') out.log.pop_back();
   return out;
 }
 

@@ -1,4 +1,6 @@
-// Assembling PTX: ptxas as a subprocess (timeout, private temp dir) or nvJitLink in-process.
+// Assembling PTX: ptxas as a subprocess (timeout, private temp dir, a clean environment,
+// limits on memory and on the cubin's size, the bubblewrap sandbox where there is one) or
+// nvJitLink in-process.
 // Either way the result is the same: ptxas's errors and warnings as Diagnostic records on our
 // line numbers, the cubin, per-function resource usage, and the info codes (C7508, ...).
 #pragma once
@@ -10,6 +12,7 @@
 
 #include "util/diagnostic.h"
 #include "util/result.h"
+#include "util/subprocess.h"
 
 namespace ptxforge::toolchain {
 
@@ -45,6 +48,9 @@ struct AssembleResult {
 
 enum class Backend { ptxas, nvjitlink };
 
+// ptxas's default bounds: 2 GiB of address space, a 256 MiB cubin, 4096 processes.
+ResourceLimits default_ptxas_limits();
+
 struct AssembleOptions {
   std::string arch = "sm_90a";
   int opt_level = 3;
@@ -54,6 +60,10 @@ struct AssembleOptions {
   // The name ptxas's messages give the input ("Missing .version directive at start of file
   // 'k.ptx'"): the user's file, never the private temp copy ptxas actually reads.
   std::string source_name = "input.ptx";
+  // ptxas's bounds (nvJitLink runs in this process and has none); a cpu_seconds of 0 becomes
+  // the timeout plus 10 s. A module that would assemble past file_size_bytes (a huge .align
+  // or array) fails with an error naming the limit.
+  ResourceLimits limits = default_ptxas_limits();
 };
 
 // An error Result means the tool is missing or could not run; bad PTX is a normal result

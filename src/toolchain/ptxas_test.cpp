@@ -150,6 +150,31 @@ TEST(NvJitLink, AgreesWithPtxas) {
   EXPECT_TRUE(c->diags.has_errors());
 }
 
+// A few lines of PTX that assemble to a cubin of hundreds of megabytes: the file-size limit
+// stops ptxas and the result is an assemble error naming it (here 16 MiB against three
+// 32 MiB-aligned variables; the default is 256 MiB, the mechanism the same).
+TEST(Ptxas, HugeCubinIsStoppedByTheFileSizeLimit) {
+  if (!have_ptxas()) GTEST_SKIP() << "ptxas not installed";
+  std::string k = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                  ".global .align 33554432 .b8 x[1];\n.global .align 33554432 .b8 y[1];\n.global .align 33554432 .b8 z[1];\n"
+                  ".visible .entry k()\n{\n.reg .u64 %rd<4>;\nmov.u64 %rd1, x;\nmov.u64 %rd2, y;\nmov.u64 %rd3, z;\n"
+                  "st.global.u64 [%rd1], %rd2;\nst.global.u64 [%rd2], %rd3;\nret;\n}\n";
+  AssembleOptions o;
+  o.limits.file_size_bytes = uint64_t{16} << 20;
+  auto r = assemble_with_ptxas(k, o);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_FALSE(r->ok);
+  ASSERT_TRUE(r->diags.has_errors());
+  EXPECT_EQ(r->diags.list()[0].check_id, "ptxas-limit");
+  EXPECT_NE(r->diags.list()[0].message.find("16 MiB file-size limit"), std::string::npos) << r->diags.list()[0].message;
+  EXPECT_TRUE(r->cubin.empty());
+  AssembleOptions roomy;  // the same module within a roomier limit assembles: it is the limit that stopped it
+  roomy.limits.file_size_bytes = uint64_t{1} << 30;
+  auto ok = assemble_with_ptxas(k, roomy);
+  ASSERT_TRUE(ok);
+  EXPECT_TRUE(ok->ok) << ok->log;
+}
+
 TEST(Ptxas, MissingToolIsAClearError) {
   setenv("PTXFORGE_CUDA_HOME", "/nonexistent", 1);
   const char* path = getenv("PATH");

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
+#include <vector>
 
 namespace ptxforge {
 
@@ -15,6 +16,17 @@ std::string executable_path() {
   std::error_code ec;
   auto p = fs::read_symlink("/proc/self/exe", ec);
   return ec ? std::string() : p.string();
+}
+
+std::optional<std::string> find_companion_program(const std::string& name) {
+  std::vector<fs::path> dirs;
+  if (auto exe = executable_path(); !exe.empty()) dirs.push_back(fs::path(exe).parent_path());
+#ifdef PTXFORGE_COMPANION_DIR
+  dirs.push_back(PTXFORGE_COMPANION_DIR);
+#endif
+  for (auto& d : dirs)
+    if (access((d / name).c_str(), X_OK) == 0) return (d / name).string();
+  return std::nullopt;
 }
 
 std::optional<std::string> data_dir() {

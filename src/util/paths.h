@@ -9,6 +9,9 @@
 namespace ptxforge {
 
 std::string executable_path();
+// A program installed beside ptxforge ("ptxforge-nvrtc"): next to this executable (installed,
+// or ptxforge in its build folder), else where this build put it (a test binary elsewhere).
+std::optional<std::string> find_companion_program(const std::string& name);
 // $PTXFORGE_DATA_DIR; <prefix>/share/ptxforge when installed; the source tree when run from
 // a build directory (found by walking up, or the one it was configured from).
 std::optional<std::string> data_dir();

@@ -3,15 +3,99 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
+extern char** environ;
+
 namespace ptxforge {
+
+namespace {
+
+bool starts_with_upper(std::string_view s, std::string_view prefix) {
+  if (s.size() < prefix.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i)
+    if (std::toupper(static_cast<unsigned char>(s[i])) != prefix[i]) return false;
+  return true;
+}
+
+std::string upper(std::string_view s) {
+  std::string u(s);
+  for (auto& c : u) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return u;
+}
+
+bool ends_with_word(const std::string& u, std::string_view w) {
+  return u.size() >= w.size() && u.compare(u.size() - w.size(), w.size(), w) == 0;
+}
+
+// Called between fork and exec: setrlimit is a plain system call, safe there.
+void apply_limits(const ResourceLimits& l) {
+  auto set = [](int resource, uint64_t value) {
+    rlimit r{static_cast<rlim_t>(value), static_cast<rlim_t>(value)};
+    setrlimit(resource, &r);
+  };
+  set(RLIMIT_CORE, 0);
+  if (l.address_space_bytes) set(RLIMIT_AS, l.address_space_bytes);
+  if (l.file_size_bytes) set(RLIMIT_FSIZE, l.file_size_bytes);
+  if (l.cpu_seconds) {
+    // The soft limit sends SIGXCPU (reported as the CPU limit), the hard one SIGKILL.
+    rlimit r{static_cast<rlim_t>(l.cpu_seconds), static_cast<rlim_t>(l.cpu_seconds + 1)};
+    setrlimit(RLIMIT_CPU, &r);
+  }
+  if (l.processes) set(RLIMIT_NPROC, l.processes);
+}
+
+}  // namespace
+
+bool is_secret_name(std::string_view name) {
+  std::string u = upper(name);
+  for (std::string_view w : {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS", "_AUTH",
+                             "_PASS", "_PAT", "COOKIE", "SESSION"})
+    if (ends_with_word(u, w)) return true;
+  for (std::string_view w : {"API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE_KEY", "SECRET", "TOKEN", "PASSWORD"})
+    if (u.find(w) != std::string::npos) return true;
+  return false;
+}
+
+std::vector<std::string> clean_environment(const char* const* parent) {
+  std::vector<std::string> out;
+  if (!parent) return out;
+  for (const char* const* e = parent; *e; ++e) {
+    std::string_view entry(*e);
+    size_t eq = entry.find('=');
+    if (eq == std::string_view::npos || eq == 0) continue;
+    std::string_view name = entry.substr(0, eq);
+    bool allowed = name == "PATH" || name == "HOME" || name == "TMPDIR" || name == "LANG" || name == "LANGUAGE" ||
+                   name == "LD_LIBRARY_PATH" || name == "XDG_CACHE_HOME" || name.starts_with("LC_") || name.starts_with("CUDA_") ||
+                   name.starts_with("PTXFORGE_") || name == "ASAN_OPTIONS" || name == "UBSAN_OPTIONS" ||
+                   name == "LSAN_OPTIONS";
+    if (allowed && !is_secret_name(name)) out.emplace_back(entry);
+  }
+  return out;
+}
+
+std::vector<std::string> child_environment(const ProcessOptions& opts) {
+  std::vector<std::string> env;
+  if (opts.env == ChildEnv::inherit)
+    for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  else
+    env = clean_environment(environ);
+  for (auto& extra : opts.extra_env) {
+    std::string_view name = std::string_view(extra).substr(0, extra.find('='));
+    std::erase_if(env, [&](const std::string& e) { return e.size() > name.size() && e[name.size()] == '=' &&
+                                                          std::string_view(e).starts_with(name); });
+    env.push_back(extra);
+  }
+  return env;
+}
 
 Result<ProcessResult> run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
                                   const std::string& cwd) {
@@ -54,6 +138,11 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, std::chr
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<std::string> env_strings = child_environment(opts);
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const ResourceLimits limits = opts.limits;
   auto start = std::chrono::steady_clock::now();
   pid_t pid = fork();
   if (pid < 0) return Error{std::string("cannot fork: ") + std::strerror(errno)};
@@ -67,7 +156,9 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, std::chr
     int in = input_fd >= 0 ? input_fd : open("/dev/null", O_RDONLY);
     if (in >= 0) dup2(in, 0);
     if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
-    execvp(args[0], args.data());
+    apply_limits(limits);
+    // execvpe looks argv[0] up in this process's PATH but hands the child only envp.
+    execvpe(args[0], args.data(), envp.data());
     int e = errno;
     (void)!write(exec_pipe[1], &e, sizeof e);
     _exit(127);
