@@ -15,8 +15,11 @@ namespace ptxforge::task {
 
 namespace {
 // Counter-based: element i's value depends only on (seed, stream, i), so the buffer can be
-// filled by many threads and still come out the same everywhere.
-uint64_t mix(uint64_t z) { return mix64(z); }
+// filled by many threads and still come out the same everywhere. Its 64 random bits are
+// word i % 8 of block i / 8 of the buffer's PRF (input_prf), so one ChaCha block serves 8
+// elements.
+constexpr uint64_t kElementStream = 0;  // the buffer PRF's stream of element values
+constexpr uint64_t kPlaceStream = 1;    // its stream of per-buffer draws (where to plant)
 double unit(uint64_t bits) { return static_cast<double>(bits >> 11) * (1.0 / 9007199254740992.0); }
 
 // The unstructured draw of a base form.
@@ -52,12 +55,11 @@ struct Plan {
   const Distribution& d;
   DType t;
   size_t count;
-  uint64_t key;
   size_t plant_at = SIZE_MAX;
   double planted = 0;
   HugeBand huge;
 
-  Plan(const Distribution& dist, DType type, size_t n, uint64_t k) : d(dist), t(type), count(n), key(k) {
+  Plan(const Distribution& dist, DType type, size_t n, const Prf& prf) : d(dist), t(type), count(n) {
     if (d.kind == Distribution::huge) {
       // The same band base_quantile gives, without its per-element type lookups.
       huge.has_sign = is_signed(t);
@@ -69,7 +71,7 @@ struct Plan {
       case Distribution::Where::start: plant_at = 0; break;
       case Distribution::Where::middle: plant_at = n / 2; break;
       case Distribution::Where::end: plant_at = n - 1; break;
-      case Distribution::Where::random: plant_at = mix(key ^ 0x5851F42D4C957F2Dull) % n; break;
+      case Distribution::Where::random: plant_at = prf.block(kPlaceStream, 0)[0] % n; break;
     }
     bool iota = d.kind == Distribution::iota;
     double sup = iota ? static_cast<double>(n - 1) : base_sup(d, t);
@@ -88,9 +90,9 @@ struct Plan {
 
   double quantile(double u) const { return d.kind == Distribution::huge ? huge.at(u) : base_quantile(d, t, u); }
 
-  double value(size_t i) const {
+  // Element i's value from its 64 random bits r.
+  double value(size_t i, uint64_t r) const {
     if (i == plant_at) return planted;
-    uint64_t r = mix(key + 0x9E3779B97F4A7C15ull * (i + 1));
     if (d.kind == Distribution::iota)
       return static_cast<double>(d.order == Distribution::Order::reversed ? count - 1 - i : i);
     if (d.ties) {
@@ -107,16 +109,30 @@ struct Plan {
 };
 }  // namespace
 
+Prf input_prf(uint64_t seed, uint64_t stream) {
+  return Prf::from_seed(seed).derive(static_cast<uint64_t>(SeedStream::input), stream);
+}
+
 void fill_input(void* data, DType t, size_t count, const Distribution& d, uint64_t seed, uint64_t stream) {
-  const uint64_t key = mix(seed * 0x100000001B3ull + stream * 0xA24BAED4963EE407ull + 1);
-  const Plan plan(d, t, count, key);
+  const Prf prf = input_prf(seed, stream);
+  const Plan plan(d, t, count, prf);
+  // Elements [begin, end): whole groups of Prf::kLanes blocks at a time, each element from
+  // its own block and word however the range starts or ends.
+  // zeros, ones and iota are the same whatever the draw: no blocks for them.
+  const bool drawn = d.kind != Distribution::zeros && d.kind != Distribution::ones && d.kind != Distribution::iota;
   auto fill = [&](size_t begin, size_t end) {
-    if (t == DType::f32) {  // the common case, stored without the per-element type switch
-      float* out = static_cast<float*>(data);
-      for (size_t i = begin; i < end; ++i) out[i] = static_cast<float>(plan.value(i));
-      return;
+    constexpr size_t kGroup = 8 * Prf::kLanes;  // elements per group of blocks
+    uint64_t r[kGroup] = {};
+    for (size_t g = begin / kGroup * kGroup; g < end; g += kGroup) {
+      const size_t lo = std::max(begin, g), hi = std::min(end, g + kGroup);
+      if (drawn) prf.blocks(kElementStream, g / 8, (hi - g + 7) / 8, r);
+      if (t == DType::f32) {  // the common case, stored without the per-element type switch
+        float* out = static_cast<float*>(data);
+        for (size_t i = lo; i < hi; ++i) out[i] = static_cast<float>(plan.value(i, r[i - g]));
+      } else {
+        for (size_t i = lo; i < hi; ++i) store_element(data, t, i, plan.value(i, r[i - g]));
+      }
     }
-    for (size_t i = begin; i < end; ++i) store_element(data, t, i, plan.value(i));
   };
   size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), 16);
   if (count < (size_t{1} << 20) || threads == 1) {
@@ -124,7 +140,9 @@ void fill_input(void* data, DType t, size_t count, const Distribution& d, uint64
     return;
   }
   std::vector<std::thread> pool;
-  size_t chunk = (count + threads - 1) / threads;
+  // Chunks on group boundaries, so that no group of blocks is drawn twice.
+  const size_t group = 8 * Prf::kLanes;
+  size_t chunk = ((count + threads - 1) / threads + group - 1) / group * group;
   for (size_t k = 0; k < threads; ++k) pool.emplace_back(fill, std::min(count, k * chunk), std::min(count, (k + 1) * chunk));
   for (auto& th : pool) th.join();
 }

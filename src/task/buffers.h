@@ -1,5 +1,5 @@
 // Host-side logic of the harness's buffers, kept apart from the GPU so it is tested in CI:
-// inputs drawn from a task's distribution by seed, the poison pattern written into outputs
+// inputs drawn from a task's distribution by a keyed PRF of the seed, the poison pattern written into outputs
 // before a launch, and the canary guard regions around every buffer that reveal an
 // out-of-bounds write and its offset.
 #pragma once
@@ -14,6 +14,7 @@
 
 #include "task/distribution.h"
 #include "task/dtype.h"
+#include "task/prf.h"
 #include "task/task_spec.h"
 
 namespace ptxforge::task {
@@ -41,8 +42,12 @@ struct UninitializedAllocator : std::allocator<T> {
 };
 using HostBytes = std::vector<uint8_t, UninitializedAllocator<uint8_t>>;
 
-// Deterministic in (seed, stream): the same task, size and seed give the same bytes anywhere.
-// Values outside the dtype's range are clamped to it (a planted extreme at the limit).
+// The PRF of one input buffer: K(seed).derive(SeedStream::input, stream) (task/seeds.h).
+// Element i takes its 64 random bits from word i % 8 of block i / 8 of its stream 0.
+Prf input_prf(uint64_t seed, uint64_t stream);
+// Deterministic in (seed, stream): the same task, size and seed give the same bytes anywhere,
+// on any number of threads. Values outside the dtype's range are clamped to it (a planted
+// extreme at the limit). The values are a keyed PRF of the seed: they do not invert to it.
 void fill_input(void* data, DType t, size_t count, const Distribution& d, uint64_t seed, uint64_t stream);
 
 // A NaN in f32/f64 and an unlikely value in every integer type; written byte-wise.

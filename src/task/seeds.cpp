@@ -4,27 +4,18 @@
 #include <charconv>
 #include <random>
 
+#include "task/prf.h"
 #include "util/text.h"
 
 namespace ptxforge::task {
 
-namespace {
-uint64_t mix(uint64_t z) { return mix64(z); }
-
-// One odd constant per use (the digits of pi, 64 bits at a time, made odd), so that the
-// streams of two uses never start from the same state for the same base.
-uint64_t tag(SeedUse use) {
-  constexpr uint64_t kTags[] = {0x243F6A8885A308D3ull, 0x13198A2E03707345ull, 0xA4093822299F31D1ull,
-                                0x082EFA98EC4E6C89ull, 0x452821E638D01377ull, 0xBE5466CF34E90C6Dull,
-                                0xC0AC29B7C97C50DDull, 0x3F84D5B5B5470917ull};
-  return kTags[static_cast<uint64_t>(use) % std::size(kTags)] | 1;
-}
-}  // namespace
-
-uint64_t splitmix64(uint64_t x) { return mix(x + 0x9E3779B97F4A7C15ull); }
+uint64_t splitmix64(uint64_t x) { return mix64(x + 0x9E3779B97F4A7C15ull); }
 
 uint64_t derive_seed(uint64_t base, SeedUse use, uint64_t a, uint64_t b) {
-  return splitmix64(splitmix64(splitmix64(base ^ tag(use)) ^ a) ^ b);
+  // Two PRF calls: the use's key from the base's, then the seed from the use's key. A use
+  // learns nothing of another's key, and a seed nothing of its use's key.
+  const Prf use_key = Prf::from_seed(base).derive(static_cast<uint64_t>(SeedStream::derive), static_cast<uint64_t>(use));
+  return use_key.block(a, b)[0];
 }
 
 uint64_t size_set_key(std::string_view size_set) { return fnv1a(size_set); }
