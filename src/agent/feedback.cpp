@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "agent/compile.h"  // SpeedupBase
+#include "eval/held_back.h"
 #include "eval/profile.h"
 #include "util/text.h"
 
@@ -146,6 +147,12 @@ std::string roofline_summary(const task::Task& t, const eval::RunRecord& r, cons
   return out;
 }
 
+std::string verdict_in_feedback(std::string_view feedback) {
+  for (auto line : split(feedback, '\n'))
+    if (starts_with(line, "Result: ")) return std::string(line.substr(8));
+  return "";
+}
+
 std::string feedback_no_code(const std::string& why) {
   return fmt::format("Your reply could not be used: {}.\n\n{}", why, kAskAgain);
 }
@@ -184,10 +191,14 @@ std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Ha
   }
   // 2. The GPU's verdict.
   if (r.failure && r.failure->kind != gpu::FailureKind::driver) {
-    std::string where = r.failure->held_back ? " — on a held-back size (not shown to you)"
-                        : r.failure->where.empty() ? ""
-                                                   : " — " + r.failure->where;
-    out += fmt::format("## Runtime failure ({})\n{}{}\n\n", gpu::to_string(r.failure->kind), r.failure->message, where);
+    if (r.failure->held_back) {
+      // Its message carries offsets and buffer sizes: only its kind and class (eval/held_back.h).
+      out += fmt::format("## Runtime failure ({})\n{} — on a held-back size (not shown to you)\n\n",
+                         gpu::to_string(r.failure->kind), eval::held_back_failure_text(*r.failure, t));
+    } else {
+      std::string where = r.failure->where.empty() ? "" : " — " + r.failure->where;
+      out += fmt::format("## Runtime failure ({})\n{}{}\n\n", gpu::to_string(r.failure->kind), r.failure->message, where);
+    }
   }
   // 2b. Correct results, but compute-sanitizer saw a defect (eval/sanitize.h).
   if (failed && failed->id == eval::StageId::sanitize) {
@@ -209,9 +220,13 @@ std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Ha
       if (c.pass || shown >= 2) continue;
       ++shown;
       if (shown == 1) out += "## Wrong results\n";
-      out += fmt::format("On {}, seed {}:\n",
-                         c.shown ? fmt::format("size set '{}'", c.size_set) : "a held-back size (not shown to you)",
-                         c.seed_index);
+      if (!c.shown) {
+        // No count, index, value, error or number-bearing hint: each could give its sizes away.
+        out += fmt::format("On a held-back size (not shown to you), seed {}:\n", c.seed_index);
+        for (auto& line : eval::held_back_case_lines(c, t)) out += "- " + line + "\n";
+        continue;
+      }
+      out += fmt::format("On size set '{}', seed {}:\n", c.size_set, c.seed_index);
       for (auto& p : c.problems) out += "- " + p + "\n";
       for (auto& o : c.outputs) {
         if (o.pass) continue;

@@ -34,6 +34,12 @@ std::string roofline_summary(const task::Task& t, const eval::RunRecord& r, cons
 std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Hardware& hw, size_t max_chars = 8000);
 std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Hardware& hw, const SpeedupTarget& target,
                          size_t max_chars = 8000);
+// The verdict as a model was told it: the text of the "Result: " line feedback_for writes
+// (held-back sizes never named in it), or "" when the feedback has none (no code, cut reply).
+// Exported training data takes a round's verdict from here, not from the session's summary,
+// which is written for a person and names held-back size sets.
+std::string verdict_in_feedback(std::string_view feedback);
+
 // Feedback when nothing could be extracted from the reply.
 std::string feedback_no_code(const std::string& why);
 

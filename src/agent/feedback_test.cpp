@@ -81,6 +81,7 @@ TEST(Feedback, WrongResultsPerformanceAndTheHeldBackSizesStayHidden) {
   cmp.mismatches = 3;
   cmp.pass = false;
   cmp.first = {{1000000, 1.5, 0.0}};
+  cmp.never_written = 3;
   cmp.hint = "3 elements were never written";
   c.outputs.push_back(cmp);
   v.cases.push_back(c);
@@ -88,15 +89,17 @@ TEST(Feedback, WrongResultsPerformanceAndTheHeldBackSizesStayHidden) {
   std::string fb = feedback_for(t, r, hw);
   EXPECT_NE(fb.find("a held-back size (not shown to you)"), std::string::npos) << fb;
   EXPECT_EQ(fb.find("odd"), std::string::npos) << "the held-back set's name and sizes are not revealed";
-  EXPECT_NE(fb.find("3 of 1000003 elements wrong"), std::string::npos);
-  EXPECT_NE(fb.find("hint: 3 elements were never written"), std::string::npos);
+  // Its class, not its numbers: a count or an index would give the size away.
+  EXPECT_NE(fb.find("- output 'c' is wrong: part of the output was never written\n"), std::string::npos) << fb;
+  EXPECT_EQ(fb.find("1000003"), std::string::npos) << fb;
+  EXPECT_EQ(fb.find("1000000"), std::string::npos) << fb;
   EXPECT_NE(fb.find("Result: FAILED at verify: a held-back size, seed 1: ..."), std::string::npos) << fb;
 
   // A fault on a held-back size: the failure's flag keeps its place out of the feedback.
   r.verify.reset();
   r.failure = gpu::Failure{gpu::FailureKind::fault, "CUDA_ERROR_ILLEGAL_ADDRESS (700)", "size set 'odd', seed 1", true};
   fb = feedback_for(t, r, hw);
-  EXPECT_NE(fb.find("## Runtime failure (fault)\nCUDA_ERROR_ILLEGAL_ADDRESS (700) — on a held-back size (not shown to you)"),
+  EXPECT_NE(fb.find("## Runtime failure (fault)\nfault: CUDA_ERROR_ILLEGAL_ADDRESS — on a held-back size (not shown to you)"),
             std::string::npos) << fb;
   EXPECT_EQ(fb.find("odd"), std::string::npos) << fb;
   r.failure->held_back = false;
@@ -158,6 +161,117 @@ TEST(Feedback, TheModelNeverSeesAHeldBackSizeSetOfARealRecord) {
     EXPECT_EQ(fb.find("tiny"), std::string::npos) << fb;
     EXPECT_NE(fb.find("held-back size"), std::string::npos) << fb;
   }
+}
+
+// A failing held-back case with distinctive numbers (777777 elements, 654321 wrong, the first
+// at index 123457, guard offset 3111108, values 4321.5 and 0.000123) goes through the pipeline
+// (a fake worker stands in for the GPU) into everything a model reads: the model's verdict,
+// every stage's model text, feedback.md (the next round's prompt and the repair prompt) and
+// the verdict exported training data takes from it. None of those numbers may appear there,
+// while the person's verdict keeps them and the same case on a shown size shows them all.
+gpu::CaseResult case_with_secrets(bool shown) {
+  gpu::CaseResult c;
+  c.size_set = shown ? "small" : "odd";
+  c.shown = shown;
+  c.seed_index = 2;
+  c.problems = {"write past the end of 'c': 98765 guard bytes changed, the first at byte offset 3111108 (element 777777)",
+                "input 'a' was modified (first changed element: 123457)"};
+  task::Comparison o;
+  o.output = "c";
+  o.count = 777777;
+  o.mismatches = 654321;
+  o.pass = false;
+  o.max_abs_error = 4321.5;
+  o.max_rel_error = 0.000123;
+  o.first = {{123457, 4321.5, 0.000123}};
+  o.hint = "only the first 123457 of 777777 elements are correct: does the grid cover the whole output, and does the index "
+           "include the block index?";
+  c.outputs.push_back(o);
+  return c;
+}
+
+const std::vector<std::string> kSecrets = {"777777", "123457", "654321", "3111108", "98765", "4321.5", "0.000123", "odd"};
+
+TEST(HeldBackLeak, NoNumberOfAHeldBackCaseReachesAnythingTheModelReads) {
+  if (!find_cuda_tool("ptxas") || !find_cuda_tool("nvcc")) GTEST_SKIP() << "needs ptxas and nvcc";
+  std::string root = PTXFORGE_SOURCE_DIR;
+  task::Task t = *task::load_task(root + "/tasks/level1/vector_add");
+  Hardware hw = *find_hardware("h200");
+  enum class Way { wrong_results, fault, both_problems_only };
+  for (Way way : {Way::wrong_results, Way::fault, Way::both_problems_only}) {
+    gpu::FakeWorker gpu;
+    gpu.answer = [&](const gpu::Job& job) {
+      gpu::Outcome o;
+      if (job.kind != gpu::JobKind::verify) {
+        o.failure = gpu::Failure{gpu::FailureKind::driver, "no GPU", ""};
+        return o;
+      }
+      if (way == Way::fault) {
+        o.failure = gpu::Failure{gpu::FailureKind::fault,
+                                 "out-of-bounds access near buffer 'c' (write past the end of 'c': 98765 guard bytes "
+                                 "changed, the first at byte offset 3111108 (element 777777)): running the candidate: "
+                                 "CUDA_ERROR_ILLEGAL_ADDRESS (700)",
+                                 "size set 'odd', seed 2", true};
+        return o;
+      }
+      gpu::VerifyReport v;
+      gpu::CaseResult fine;
+      fine.size_set = "small";
+      fine.seed_index = 1;
+      fine.pass = true;
+      v.cases.push_back(fine);
+      v.cases.push_back(case_with_secrets(false));
+      if (way == Way::both_problems_only) v.cases.back().outputs.clear();
+      o.verify = v;
+      return o;
+    };
+    eval::Pipeline p(gpu);
+    eval::RunRecord r = p.run(t, root + "/tasks/level1/vector_add/solution.ptx", {});
+    ASSERT_NE(r.verdict().find("3111108"), std::string::npos) << "the person's verdict keeps the detail: " << r.verdict();
+    std::string fb = feedback_for(t, r, hw);
+    std::vector<std::pair<std::string, std::string>> model_facing = {
+        {"the model's verdict", r.verdict(eval::Audience::model)},
+        {"feedback.md", fb},
+        {"the exported verdict", verdict_in_feedback(fb)}};
+    for (auto& st : r.stages) model_facing.push_back({std::string(eval::to_string(st.id)), st.text(eval::Audience::model)});
+    for (auto& [what, text] : model_facing)
+      for (auto& secret : kSecrets)
+        EXPECT_EQ(text.find(secret), std::string::npos) << what << " holds '" << secret << "':\n" << text;
+    EXPECT_NE(fb.find("held-back size"), std::string::npos) << fb;
+    EXPECT_FALSE(verdict_in_feedback(fb).empty());
+    // Each way still says what went wrong, in words.
+    if (way == Way::wrong_results) {
+      EXPECT_NE(fb.find("- output 'c' is wrong: only a leading part of the output is correct"), std::string::npos) << fb;
+      EXPECT_NE(fb.find("- write past the end of 'c'\n"), std::string::npos) << fb;
+      EXPECT_NE(fb.find("- input 'a' was modified\n"), std::string::npos) << fb;
+    }
+    if (way == Way::fault) {
+      EXPECT_NE(fb.find("fault: out-of-bounds access near buffer 'c' — on a held-back size"), std::string::npos) << fb;
+    }
+  }
+}
+
+TEST(HeldBackLeak, AShownCaseKeepsEveryNumber) {
+  task::Task t = *task::load_task(std::string(PTXFORGE_SOURCE_DIR) + "/tasks/level1/vector_add");
+  Hardware hw = *find_hardware("h200");
+  eval::RunRecord r;
+  eval::StageResult& verify = r.stage(eval::StageId::verify);
+  verify.status = eval::StageStatus::failed;
+  verify.summary = "size set 'small', seed 2: ...";
+  gpu::VerifyReport v;
+  v.cases.push_back(case_with_secrets(true));
+  r.verify = v;
+  std::string fb = feedback_for(t, r, hw);
+  for (auto& secret : {"777777", "123457", "654321", "3111108", "4321.5", "0.000123"})
+    EXPECT_NE(fb.find(secret), std::string::npos) << "a shown case loses '" << secret << "':\n" << fb;
+  EXPECT_NE(fb.find("On size set 'small', seed 2:"), std::string::npos) << fb;
+}
+
+TEST(HeldBackLeak, TheExportedVerdictIsTheOneTheModelWasTold) {
+  EXPECT_EQ(verdict_in_feedback("Note on your reply:\n- x\n\nResult: FAILED at verify: a held-back size, seed 1: output "
+                                "'c' is wrong\n\n## Wrong results\n"),
+            "FAILED at verify: a held-back size, seed 1: output 'c' is wrong");
+  EXPECT_EQ(verdict_in_feedback(feedback_no_code("no ```ptx block")), "");
 }
 
 size_t count(const std::string& text, const std::string& what) {

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "agent/feedback.h"
 #include "agent/session.h"
 #include "agent/session_layout.h"
 #include "data/dataset.h"
@@ -32,6 +33,14 @@ bool fixed(const agent::RoundSummary& before, const agent::RoundSummary& after) 
 const char* kSystem =
     "You are a compiler backend for NVIDIA GPUs: you write PTX (NVIDIA's virtual ISA) that ptxas accepts and that "
     "computes exactly what is asked.";
+
+// A round's verdict for training data: as the model was told it (agent::verdict_in_feedback),
+// never the session summary's, which names held-back size sets and their numbers for a person.
+std::string model_verdict(const agent::RoundSummary& s, const std::string& round_dir) {
+  auto feedback = read_file(agent::layout::feedback(round_dir));
+  std::string v = feedback ? agent::verdict_in_feedback(*feedback) : "";
+  return v.empty() && !s.extracted ? s.verdict : v;  // without a run the summary's verdict holds no sizes
+}
 
 uint64_t split_hash(const std::string& id, uint64_t seed) {
   uint64_t h = 1469598103934665603ull ^ seed;
@@ -90,7 +99,7 @@ Result<std::vector<std::string>> make_fixit_pairs(const std::vector<std::string>
         ++stats.pairs;
         out.push_back(dump(ojson{{"kind", "fixit"}, {"source_id", "task:" + task}, {"task", task},
                                  {"session", fs::path(session).filename().string()}, {"sample", k}, {"round", r},
-                                 {"failed_verdict", before->verdict}, {"fixed_verdict", after->verdict},
+                                 {"failed_verdict", model_verdict(*before, a)}, {"fixed_verdict", model_verdict(*after, b)},
                                  {"verified", after->passed && after->gpu_verified}, {"failed_ptx", *failed_ptx},
                                  {"feedback", *feedback}, {"fixed_ptx", *fixed_ptx}}));
       }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "agent/feedback.h"
 #include "agent/session.h"
 #include "agent/session_layout.h"
 #include "data/dataset.h"
@@ -65,7 +66,8 @@ std::vector<Failure> find_failures(const std::vector<std::string>& roots, std::v
       f.round = last->round;
       f.candidate = *candidate;
       f.feedback = *feedback;
-      f.verdict = last->verdict;
+      // As the model was told it: the summary's verdict names held-back size sets for a person.
+      f.verdict = agent::verdict_in_feedback(*feedback);
       f.assembled = last->assembled;
       f.options = *opts;
       out.push_back(std::move(f));
@@ -143,6 +145,8 @@ Result<std::vector<std::string>> repair_failures(const std::vector<Failure>& fai
       continue;
     }
     bool verified = kept->passed && kept->gpu_verified;
+    auto kept_feedback = read_file(agent::layout::feedback(agent::layout::round(dir, kept->round)));
+    std::string kept_verdict = kept_feedback ? agent::verdict_in_feedback(*kept_feedback) : "";
     ++(verified ? stats.verified : stats.assembled_only);
     log << fmt::format("fixit: {} (sample {}, round {}): {} in round {}\n", f.session, f.sample, f.round,
                        verified ? "repaired, verified" : "repaired, assembled (no GPU: not verified)", kept->round);
@@ -158,7 +162,7 @@ Result<std::vector<std::string>> repair_failures(const std::vector<Failure>& fai
                           {"repair_session", fs::path(dir).filename().string()},
                           {"repair_round", kept->round},
                           {"failed_verdict", f.verdict},
-                          {"fixed_verdict", kept->verdict},
+                          {"fixed_verdict", kept_verdict},
                           {"verified", verified},
                           {"failed_ptx", f.candidate},
                           {"feedback", f.feedback},

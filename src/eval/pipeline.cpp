@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "eval/held_back.h"
+#include "eval/limits.h"
 #include "eval/profile.h"
 #include "eval/sanitize.h"
 #include "gpu/locate_fault.h"
@@ -41,23 +44,38 @@ StageResult result(StageStatus status, std::string summary) {
   return r;
 }
 
-// A failing case in one line; for a model, a held-back size set is not named.
-std::string describe_case_failure(const gpu::CaseResult& c, Audience a) {
+// A failing case in one line. For a model, a held-back case carries no number that depends on
+// its sizes (eval/held_back.h): not its name, counts, indices, values or offsets.
+std::string describe_case_failure(const gpu::CaseResult& c, Audience a, const task::Task& task) {
+  if (!c.shown && a == Audience::model)
+    return fmt::format("a held-back size, seed {}: {}", c.seed_index, held_back_case_lines(c, task)[0]);
   std::vector<std::string> why = c.problems;
   for (auto& o : c.outputs)
     if (!o.pass)
       why.push_back(fmt::format("'{}' has {} of {} elements wrong{}", o.output, o.mismatches, o.count,
                                 o.hint.empty() ? "" : " (" + o.hint + ")"));
-  std::string place = c.shown ? fmt::format("size set '{}'", c.size_set)
-                      : a == Audience::model ? std::string("a held-back size")
-                                             : fmt::format("size set '{}' (held back)", c.size_set);
+  std::string place = c.shown ? fmt::format("size set '{}'", c.size_set) : fmt::format("size set '{}' (held back)", c.size_set);
   return fmt::format("{}, seed {}: {}", place, c.seed_index, why.empty() ? "failed" : why[0]);
 }
 
-std::string describe_failure(const gpu::Failure& f, Audience a) {
+// A runtime failure in one line; for a model, one on a held-back size is its kind and class
+// only (a fault's message carries offsets and buffer sizes).
+std::string describe_failure(const gpu::Failure& f, Audience a, const task::Task& task) {
+  if (f.held_back && a == Audience::model)
+    return held_back_failure_text(f, task) + " (on a held-back size, not shown to you)";
   std::string where = f.where.empty() ? "" : " (" + f.where + ")";
-  if (f.held_back && a == Audience::model) where = " (on a held-back size, not shown to you)";
   return fmt::format("{}: {}{}", to_string(f.kind), f.message, where);
+}
+
+// A candidate over one of ptxforge's policy limits (eval/limits.h): its findings join the
+// diagnostics, on the candidate's lines, and the stage fails naming the first.
+StageResult over_limit(RunRecord& r, const Diagnostics& found, const std::string& file, const std::string& after) {
+  for (auto& d : found.list()) r.diagnostics.add(d);
+  const Diagnostic& first = found.list().front();
+  std::string at = first.loc.line ? fmt::format("{}:{}: ", file, first.loc.line) : std::string();
+  size_t more = found.list().size() - 1;
+  return result(StageStatus::failed, fmt::format("{}{} [{}]{}; {}", at, first.message, first.check_id,
+                                                 more ? fmt::format(" (and {} more)", more) : "", after));
 }
 
 }  // namespace
@@ -111,6 +129,16 @@ StageResult check(StageContext& ctx) {
 StageResult assemble(StageContext& ctx) {
   Candidate& c = ctx.candidate;
   RunRecord& r = ctx.record;
+  // Policy first: a module over a limit never reaches ptxas (a huge .align alone makes it write
+  // a cubin of that size), so nothing after this does work on it.
+  PolicyInput in{c.ptx.size(), 0, ctx.task.device_heap_bytes};
+  if (ends_with(c.path, ".cu")) {
+    std::error_code ec;
+    auto bytes = std::filesystem::file_size(c.path, ec);
+    if (!ec) in.cuda_bytes = bytes;
+  }
+  if (Diagnostics found = check_policy(c.module, in); !found.empty())
+    return over_limit(r, found, c.ptx_name, "not assembled");
   toolchain::AssembleOptions aopts;
   aopts.arch = r.arch;
   if (!c.ptx_name.empty()) aopts.source_name = c.ptx_name;  // ptxas's messages name the candidate
@@ -120,6 +148,8 @@ StageResult assemble(StageContext& ctx) {
   r.resources = asmr->functions;
   c.resources = asmr->functions;
   if (!asmr->ok) return result(StageStatus::failed, fmt::format("ptxas: {}", plural(asmr->diags.error_count(), "error")));
+  if (Diagnostics found = check_cubin_size(asmr->cubin.size()); !found.empty())
+    return over_limit(r, found, c.ptx_name, "the cubin is not kept");
   std::string cubin = ctx.work_dir + "/candidate.cubin";
   if (auto s = write_file(cubin, asmr->cubin); !s) return result(StageStatus::failed, s.error().message);
   c.cubin_path = cubin;
@@ -166,9 +196,9 @@ StageResult verify(StageContext& ctx) {
       s.seconds = ctx.stage_seconds();
       return s;
     }
-    StageResult s = result(StageStatus::failed, describe_failure(*out.failure, Audience::person));
+    StageResult s = result(StageStatus::failed, describe_failure(*out.failure, Audience::person, ctx.task));
     s.held_back = out.failure->held_back;
-    if (s.held_back) s.model_summary = describe_failure(*out.failure, Audience::model);
+    if (s.held_back) s.model_summary = describe_failure(*out.failure, Audience::model, ctx.task);
     return s;
   }
   r.verify = out.verify;
@@ -179,9 +209,9 @@ StageResult verify(StageContext& ctx) {
   r.check_wall_s = since(ctx.run_started);
   for (auto& c : r.verify->cases)
     if (!c.pass) {
-      StageResult s = result(StageStatus::failed, describe_case_failure(c, Audience::person));
+      StageResult s = result(StageStatus::failed, describe_case_failure(c, Audience::person, ctx.task));
       s.held_back = !c.shown;
-      if (s.held_back) s.model_summary = describe_case_failure(c, Audience::model);
+      if (s.held_back) s.model_summary = describe_case_failure(c, Audience::model, ctx.task);
       return s;
     }
   size_t held = 0;
@@ -225,7 +255,8 @@ StageResult sanitize(StageContext& ctx) {
       StageResult s = result(StageStatus::failed, v.summary);
       for (auto& set : ctx.task.sizes)
         if (!set.shown && std::find(job.size_sets.begin(), job.size_sets.end(), set.name) != job.size_sets.end()) s.held_back = true;
-      if (s.held_back) s.model_summary = v.model_summary;
+      // The tool ran on a held-back set too: its counts and report lines may carry its sizes.
+      if (s.held_back) s.model_summary = held_back_sanitizer_text(v.model_summary, ctx.task);
       return s;
     }
     passed.push_back(std::string(to_string(which)) + (which == SanitizerTool::initcheck && !shared_initcheck ? " (global memory only)" : ""));
@@ -244,7 +275,10 @@ StageResult time(StageContext& ctx) {
   gpu::Outcome t = ctx.worker.run(job, limit);
   if (t.failure) {
     r.failure = t.failure;
-    return result(StageStatus::failed, fmt::format("{}: {}", to_string(t.failure->kind), t.failure->message));
+    StageResult s = result(StageStatus::failed, fmt::format("{}: {}", to_string(t.failure->kind), t.failure->message));
+    s.held_back = t.failure->held_back;  // the time stage runs shown sets; should that change, this holds
+    if (s.held_back) s.model_summary = describe_failure(*t.failure, Audience::model, ctx.task);
+    return s;
   }
   if (!t.time) return result(StageStatus::failed, "the worker returned no timings");
   r.time = t.time;

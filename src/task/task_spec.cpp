@@ -472,6 +472,21 @@ void check_min_executed_values(const Task& task, const toml::table& root, Diagno
     }
 }
 
+// device_heap_bytes: a whole number of bytes, 0 (the default: no heap) up to 16 GiB.
+void read_device_heap(Reader& r, const toml::table& root, Task& task) {
+  const toml::node* n = root.get("device_heap_bytes");
+  if (!n) return;
+  constexpr int64_t kMaxHeap = int64_t{16} << 30;
+  auto v = n->value_exact<int64_t>();
+  if (!v || *v < 0 || *v > kMaxHeap) {
+    r.error(n, fmt::format("device_heap_bytes is a whole number of bytes from 0 to {} (16 GiB): the device heap "
+                           "malloc/free may use; 0 or absent forbids them",
+                           kMaxHeap));
+    return;
+  }
+  task.device_heap_bytes = static_cast<uint64_t>(*v);
+}
+
 }  // namespace
 
 Result<Task> parse_task(std::string_view text, const std::string& file_name, const std::string& dir) {
@@ -495,6 +510,7 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
   task.level = static_cast<int>(r.number(root, "level", 1));
   task.min_target = r.string(root, "min_target", false, top).value_or("sm_80");
   task.time_budget_s = r.number(root, "time_budget_s", 10);
+  read_device_heap(r, root, task);
   if (auto* tags = root["tags"].as_array())
     for (auto& t : *tags)
       if (auto s = t.value<std::string>()) task.tags.push_back(*s);

@@ -103,6 +103,11 @@ struct Task {
   // are set once a task has loaded; bytes evaluate above zero on every size set.
   std::optional<SizeExpr> roofline_bytes, roofline_flops;
   TensorCores tensor_cores = TensorCores::none;
+  // The device heap a candidate may draw on with malloc/free (device_heap_bytes; 0 when absent).
+  // 0: a candidate that declares the device allocator fails the assemble stage's policy
+  // (eval/limits.h), since a heap outlives a launch and could carry results between trials;
+  // above 0, the GPU worker sets the context's heap to this size.
+  uint64_t device_heap_bytes = 0;
 
   const Param* find_param(std::string_view name) const;
   Tolerance tolerance_for(const std::string& output) const;
