@@ -64,7 +64,7 @@ std::string render_report_text(const RunRecord& r, bool color) {
   if (r.time && !r.time->sizes.empty()) {
     out += fmt::format(
         "\n  timing (CUDA events around the kernel alone; before each trial, fresh inputs from a rotation of "
-        "input sets, outputs poisoned, L2 flushed; median of N trials, some checked):\n");
+        "input sets, outputs poisoned, L2 flushed; median of N trials, every one checked on the GPU):\n");
     out += fmt::format("    {:<14} {:>12} {:>12} {:>9} {:>12} {:>9}\n", "size set", "candidate", "nvcc ref", "vs nvcc", "library", "vs lib");
     for (auto& s : r.time->sizes) {
       double vs_ref = s.candidate.median_ms > 0 ? s.reference.median_ms / s.candidate.median_ms : 0;
@@ -74,10 +74,21 @@ std::string render_report_text(const RunRecord& r, bool color) {
                          s.candidate.median_ms, s.reference.median_ms, vs_ref, lib, vs_lib, s.candidate.trials,
                          s.candidate.stdev_ms);
     }
+    double trials_s = 0, gpu_s = 0, after_s = 0;
+    for (auto& s : r.time->sizes) {
+      trials_s += s.cost.candidate_s;
+      gpu_s += s.cost.compare_gpu_s;
+      after_s += s.cost.check_s;
+    }
+    if (trials_s > 0)
+      out += fmt::format("    checking every trial: {:.3f} s on the GPU within {:.3f} s of trials, {:.3f} s after them\n",
+                         gpu_s, trials_s, after_s);
     if (!has_library_timing(*r.time)) out += "    library: no library baseline here (the task names none)\n";
   }
   if (r.limits && !r.limits->rows.empty()) {
-    out += fmt::format("\n  physical limits ({}; fastest trial, {:.0f}% margin):\n", r.limits->note, kPhysicalLimitMargin * 100);
+    const double fm = r.limits->peaks.flops_margin;
+    out += fmt::format("\n  physical limits ({}; fastest trial, {:.0f}% margin{}):\n", r.limits->note, kPhysicalLimitMargin * 100,
+                       fm == kPhysicalLimitMargin ? "" : fmt::format(", {:.0f}% on the flops", fm * 100));
     for (auto& row : r.limits->rows)
       out += fmt::format("    {:<14} {} and {:.4g} flops in {:.4f} ms: {}, {}{}\n", row.size_set, format_bytes(row.bytes), row.flops,
                          row.fastest_ms, format_rate(row.bytes_per_s, "B"), format_rate(row.flops_per_s, "FLOP"),
@@ -151,9 +162,12 @@ std::string render_report_json(const RunRecord& r) {
     j["time"]["method"] =
         "CUDA events around the kernel launches alone, 3 warm-up runs, up to 100 trials or the task's time "
         "budget; before every trial, outside the timed interval: inputs copied in from a rotation of input sets "
-        "drawn from the run's seed, outputs poisoned (the baselines' zeroed), scratch zeroed, the candidate's "
-        ".global variables restored, then the L2 flushed by writing a buffer of at least twice the L2 size; "
-        "afterwards the last trial and at least 3 trials drawn at random are checked against the reference";
+        "drawn from the run's seed (5 to 8 sets, and the trial cap, drawn per run), outputs poisoned (the "
+        "baselines' zeroed), the candidate's .global sections restored byte for byte, then the L2 flushed by "
+        "writing a buffer of at least twice the L2 size; the candidate's scratch zeroed inside the timed interval; "
+        "after every trial, outside the timed interval, its outputs compared on the GPU with the reference's for "
+        "its input set, under the task's tolerance; the last trial also checked on the host (guards, unchanged "
+        "inputs)";
     if (!has_library_timing(*r.time)) j["time"]["library"] = "no library baseline here (the task names none)";
   }
   if (r.limits) {
@@ -164,6 +178,7 @@ std::string render_report_json(const RunRecord& r) {
                       {"pass", row.pass}});
     j["physical_limits"] = {{"note", r.limits->note},
                             {"margin", kPhysicalLimitMargin},
+                            {"flops_margin", r.limits->peaks.flops_margin},
                             {"peak_bytes_per_s", r.limits->peaks.bytes_per_s},
                             {"peak_flops_per_s", r.limits->peaks.flops_per_s},
                             {"flops_kind", r.limits->peaks.flops_kind},

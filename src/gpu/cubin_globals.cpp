@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <cstring>
+#include <optional>
 
 namespace ptxforge::gpu {
 
@@ -96,6 +97,33 @@ Result<std::vector<GlobalSection>> cubin_global_sections(std::string_view elf) {
     }
   }
   return out;
+}
+
+Result<GlobalRestorePlan> plan_global_restore(const std::vector<GlobalSection>& sections,
+                                              const std::function<uint64_t(const std::string&)>& resolve,
+                                              uint64_t limit) {
+  GlobalRestorePlan plan;
+  uint64_t total = 0;
+  for (const GlobalSection& sec : sections) {
+    if (sec.size == 0) continue;
+    total += sec.size;
+    if (total > limit)
+      return Error{fmt::format(
+          "the candidate's .global sections hold {} bytes or more, over the {} MiB that are restored before every "
+          "timed trial",
+          total, limit >> 20)};
+    std::optional<uint64_t> base;
+    bool agree = true;
+    for (const GlobalSymbol& sym : sec.symbols) {
+      uint64_t at = sym.name.empty() ? 0 : resolve(sym.name);
+      if (at == 0 || at < sym.offset) continue;
+      if (base && *base != at - sym.offset) agree = false;
+      base = at - sym.offset;
+    }
+    if (base && agree) plan.ranges.push_back({sec.name, *base, sec.size});
+    else plan.unlocated.push_back(sec.name);
+  }
+  return plan;
 }
 
 }  // namespace ptxforge::gpu

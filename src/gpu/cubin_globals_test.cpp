@@ -78,6 +78,81 @@ TEST(CubinGlobals, AModuleWithoutVariablesHasNone) {
   for (auto& s : *sections) EXPECT_TRUE(s.symbols.empty()) << s.name;
 }
 
+// Variables of different alignments: ptxas orders them by alignment, so after a 4-byte
+// variable aligned to 4096 comes one aligned to 1024, and the 1020 bytes between belong to no
+// symbol: a kernel can keep a launch counter there. The section's size covers them, so
+// restoring the section whole restores the gap.
+TEST(CubinGlobals, TheSectionCoversTheGapsBetweenVariables) {
+  if (!find_cuda_tool("ptxas")) GTEST_SKIP() << "needs ptxas";
+  toolchain::AssembleOptions o;
+  o.arch = "sm_80";
+  auto a = toolchain::assemble(R"(.version 8.0
+.target sm_80
+.address_size 64
+.global .align 4096 .u32 big;
+.global .align 1024 .b8 mid[8];
+.visible .entry k()
+{
+  .reg .b64 %a;
+  .reg .b32 %r;
+  mov.u64 %a, big;
+  ld.global.u32 %r, [%a+512];
+  add.u32 %r, %r, 1;
+  st.global.u32 [%a+512], %r;
+  st.global.u32 [mid], %r;
+  ret;
+}
+)",
+                               o);
+  ASSERT_TRUE(a.ok() && a->ok);
+  auto sections = cubin_global_sections(a->cubin);
+  ASSERT_TRUE(sections.ok()) << sections.error().message;
+  const GlobalSection* g = nullptr;
+  for (auto& sec : *sections)
+    if (sec.name == ".nv.global") g = &sec;
+  ASSERT_NE(g, nullptr);
+  uint64_t named = 0;
+  for (auto& sym : g->symbols) named += sym.size;
+  EXPECT_EQ(named, 12u) << "a u32 and 8 bytes";
+  EXPECT_GE(g->size, 1024u + 8) << "the section spans the gap between them";
+  auto plan = plan_global_restore(*sections, [&](const std::string& name) -> uint64_t {
+    for (auto& sym : g->symbols)
+      if (sym.name == name) return 0x7f0000000000ull + sym.offset;
+    return 0;
+  });
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_EQ(plan->ranges.size(), 1u);
+  EXPECT_EQ(plan->ranges[0].base, 0x7f0000000000ull);
+  EXPECT_EQ(plan->ranges[0].size, g->size) << "every byte of the section, not the variables alone";
+}
+
+TEST(CubinGlobals, ARestorePlacesEachSectionByAnyResolvedSymbol) {
+  std::vector<GlobalSection> secs = {
+      {".nv.global", 8192, {{"a", 0, 4}, {"$__local__1", 4096, 4}}},
+      {".nv.global.init", 64, {{"t", 16, 16}}},
+      {".nv.global", 128, {{"hidden", 0, 4}}},  // none resolves: the module is reloaded instead
+      {".nv.global", 0, {}},                    // empty: nothing to restore
+  };
+  std::map<std::string, uint64_t> at = {{"$__local__1", 0x10000 + 4096}, {"t", 0x20010}};
+  auto resolve = [&](const std::string& n) -> uint64_t { return at.count(n) ? at[n] : 0; };
+  auto plan = plan_global_restore(secs, resolve);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_EQ(plan->ranges.size(), 2u);
+  EXPECT_EQ(plan->ranges[0].base, 0x10000u) << "placed by its second symbol";
+  EXPECT_EQ(plan->ranges[0].size, 8192u);
+  EXPECT_EQ(plan->ranges[1].base, 0x20000u);
+  EXPECT_EQ(plan->unlocated, std::vector<std::string>{".nv.global"});
+  at["a"] = 0x30000;  // disagrees with $__local__1 about the base
+  plan = plan_global_restore(secs, resolve);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->ranges.size(), 1u);
+  EXPECT_EQ(plan->unlocated.size(), 2u) << "symbols that disagree on the base do not place the section";
+  auto over = plan_global_restore(secs, resolve, 4096);
+  ASSERT_FALSE(over.ok()) << "more than the limit";
+  EXPECT_NE(over.error().message.find("restored before every timed trial"), std::string::npos)
+      << over.error().message;
+}
+
 TEST(CubinGlobals, DamagedImagesAreErrorsNotCrashes) {
   EXPECT_FALSE(cubin_global_sections("").ok());
   EXPECT_FALSE(cubin_global_sections("not an elf file at all, just text that goes on for a while....").ok());

@@ -22,7 +22,7 @@ struct Driver {
   X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuFuncGetAttribute) X(cuMemAlloc)            \
   X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD8) X(cuMemsetD32) X(cuMemsetD32Async) X(cuLaunchKernelEx)           \
   X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy)              \
-  X(cuGetErrorName) X(cuGetErrorString) X(cuTensorMapEncodeTiled) X(cuMemGetInfo) X(cuCtxGetLimit)            \
+  X(cuGetErrorName) X(cuGetErrorString) X(cuTensorMapEncodeTiled) X(cuMemGetInfo) X(cuCtxGetLimit) X(cuCtxSetLimit)          \
   X(cuMemcpyDtoD) X(cuMemcpyDtoDAsync) X(cuMemsetD8Async) X(cuModuleGetGlobal)
 // Loaded when present, nullptr otherwise: the virtual-memory calls that place candidate
 // buffers with guard pages (gpu/guarded_memory_cuda.cpp falls back to cuMemAlloc without them).

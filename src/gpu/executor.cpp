@@ -25,6 +25,9 @@ using detail::time_job;
 using detail::trivial_cases;
 using detail::verify_case;
 
+// The device heap a task declares (`device_heap_bytes`, 0 unless it says otherwise).
+static size_t declared_heap_bytes(const task::Task& t) { return static_cast<size_t>(t.device_heap_bytes); }
+
 // How this job's candidate buffers were placed, for the record.
 static void note_placement(const Executor::State& s, Outcome& out) {
   if (s.placement != Placement::guarded) {
@@ -76,12 +79,17 @@ Outcome Executor::run(const Job& job) {
       return out;
     }
     s_->placement = job.placement;
+    s_->slack_seed = job.seed;
     s_->open_buffer = job.kind == JobKind::locate ? job.open_buffer : "";
     s_->fell_back = false;
     s_->phases = {};
     if (job.kind != JobKind::trivial) note_placement(*s_, out);  // as the job starts; a fallback updates it below
     Loaded L;
     load(*s_->d, job, L);
+    // The candidate's device malloc heap: none unless the task declares one (a heap that
+    // outlives a launch is memory a kernel could remember answers in).
+    std::string heap_note = detail::set_device_heap(*s_, declared_heap_bytes(L.task));
+    if (job.executed_slots > 0) attach_executed(*s_->d, L, job.executed_slots);
     switch (job.kind) {
       case JobKind::verify: {
         VerifyReport rep;
@@ -126,6 +134,7 @@ Outcome Executor::run(const Job& job) {
       }
       case JobKind::time: {
         TimeReport rep = time_job(*s_, L, job);
+        if (!heap_note.empty()) rep.notes.push_back(heap_note);
         rep.seconds = now_s() - t0;
         out.time = std::move(rep);
         break;

@@ -1,6 +1,6 @@
 // The candidate's side of a case: its buffers placed (guard pages in one reservation where the
-// driver allows, else canaries around plain allocations, or exact allocations for the
-// sanitizer), inputs uploaded, outputs poisoned, scratch zeroed; its launches; and the check
+// driver allows, else canaries around plain allocations, or for memcheck and initcheck plain
+// allocations whose data lies as guard pages would place it), inputs uploaded, outputs poisoned, scratch zeroed; its launches; and the check
 // after them: guards intact, read-only inputs unchanged, outputs against the reference's.
 #include "gpu/executor_detail.h"
 
@@ -90,7 +90,21 @@ void setup_candidate(Executor::State& s, const Loaded& L, const HostCase& h, All
       data = base + layout.data_offset();
       cb.canaries[name] = {base, GuardedLayout::kGuard, base + layout.tail_offset(), GuardedLayout::kGuard};
     } else {
-      data = mem.alloc(bytes, name, where);  // exact: the sanitizer sees the buffer's own bounds
+      // memcheck, initcheck: a plain allocation each (the tool's bounds are the allocation's),
+      // the data placed in it as guard pages place it, after seed-drawn slack
+      // (gpu/guard_layout.h), so its alignment does not tell the sanitizer from verify.
+      const size_t g = s.vmm ? s.vmm->granularity() : kSlackDefaultGranularity;
+      auto slot = plan_slack(bytes, g, s.slack_seed, i);
+      if (!slot) abort_with(FailureKind::spec, "placing buffers for the sanitizer: " + slot.error().message, where);
+      CUdeviceptr base = mem.alloc(slot->alloc_bytes, name, where);
+      const size_t off = slack_data_offset(base, *slot, g);
+      data = base + off;
+      if (s.placement == Placement::exact) {
+        // memcheck: canaries in the slack catch the writes there it cannot see. Under initcheck
+        // the slack stays unwritten, so a read of it is reported as uninitialized.
+        check_cu(d.cuMemsetD8(base, task::kCanaryByte, slot->alloc_bytes), "writing canaries", where);
+        cb.canaries[name] = {base, off, data + bytes, slot->alloc_bytes - off - bytes};
+      }
     }
     const Param* p = L.task.find_param(name);
     if (auto it = h.in.find(name); it != h.in.end()) {
@@ -139,6 +153,7 @@ void run_candidate_launches(const Driver& d, const Loaded& L, const HostCase& h,
     Dims dims = evaluate_launch(l, h.symbols, at);
     ArgPack args;
     args.build(l.args, cb.data, h, cb.maps);
+    if (L.executed) args.ptrs.push_back(&L.executed->p);  // the instrumented copy's hidden counters parameter
     check_cu(launch(d, L.launch_fns[i], dims, args.ptrs.data()), "launching the candidate", at);
   }
   if (sync) check_cu(d.cuCtxSynchronize(), "running the candidate", where);

@@ -71,10 +71,11 @@ std::map<std::string, std::vector<uint8_t>> download_outputs(const Driver& d, co
 
 namespace {
 
-// Runs the reference on plain buffers and returns its outputs; its memory is freed on return.
+// Runs the reference on plain buffers and returns its outputs; its memory is zeroed and freed
+// on return, so that no later allocation (a candidate's buffer) finds the reference's outputs.
 std::map<std::string, std::vector<uint8_t>> run_reference(const Driver& d, const Loaded& L, const HostCase& h,
                                                           const std::string& where) {
-  Allocations mem(d);
+  Allocations mem(d, /*zero_before_free=*/true);
   auto bufs = plain_buffers(d, L, h, mem, where);
   ReferenceLaunch ref(L, h, bufs, where);
   ref.run(d, L, where);

@@ -9,7 +9,8 @@
 //   executor_candidate.cpp  the candidate's buffers (guard pages, canaries, poison), its
 //                           launches, and the check of its outputs, guards and inputs
 //   executor_verify.cpp     one verify case, the trivial outputs, the executed-instruction counters
-//   executor_timing.cpp     the time job: input sets, the per-trial preamble, timed and checked trials
+//   executor_timing.cpp     the time job: input sets, the per-trial preamble, timed trials each
+//                           checked on the GPU (gpu/trial_check.h)
 #pragma once
 
 #include <algorithm>
@@ -29,6 +30,7 @@
 #include "gpu/guarded_memory_cuda.h"
 #include "gpu/input_check.h"
 #include "gpu/library_baseline.h"
+#include "gpu/trial_check.h"
 #include "task/buffers.h"
 #include "task/launch_spec.h"
 
@@ -50,6 +52,7 @@ struct Executor::State {
   // The job in hand: how its candidate buffers are placed, the buffer whose guard windows a
   // locate job maps, and whether a case fell back to canaries.
   Placement placement = Placement::guarded;
+  uint64_t slack_seed = 0;  // the job's seed: the sanitizer placement's slack (gpu/guard_layout.h)
   std::string open_buffer;
   bool fell_back = false;
   VerifyPhases phases;  // the job in hand's verify time, by phase
@@ -57,6 +60,19 @@ struct Executor::State {
   // cannot be, and the inputs are then read back to the host instead.
   std::optional<InputCheck> input_check;
   std::optional<std::string> input_check_error;
+  // The trial-check kernels (gpu/trial_check.h), loaded on first use; without them the time job fails.
+  std::optional<TrialChecker> trial_check;
+  std::optional<std::string> trial_check_error;
+  const TrialChecker* trial_checker() {
+    if (!trial_check && !trial_check_error) {
+      auto c = TrialChecker::create(*d, info.sms);
+      if (c) trial_check.emplace(std::move(*c));
+      else trial_check_error = c.error().message;
+    }
+    return trial_check ? &*trial_check : nullptr;
+  }
+  // The device malloc heap as last set (CU_LIMIT_MALLOC_HEAP_SIZE); nullopt before the first job.
+  std::optional<size_t> heap_bytes;
   const InputCheck* input_checker() {
     if (!input_check && !input_check_error) {
       auto c = InputCheck::create(*d, info.sms);
@@ -104,27 +120,40 @@ struct Abort {
   bool fatal = false;
 };
 
+// Sets the candidate's device malloc heap (CU_LIMIT_MALLOC_HEAP_SIZE) to `bytes`, or the
+// smallest size the driver accepts above it; "" when done, else why not (the driver refuses
+// once a kernel that calls malloc has run in the context).
+std::string set_device_heap(Executor::State& s, size_t bytes);
+
 [[noreturn]] void abort_with(FailureKind kind, std::string message, std::string where = "", bool fatal = false);
 void check_cu(CUresult r, const char* what, const std::string& where);
 
-// Device memory released at the end of a scope, even when a case aborts.
+// Device memory released at the end of a scope, even when a case aborts. Memory that held the
+// reference's outputs is zeroed first (`zero_before_free`): the driver hands freed memory to
+// the next allocation as it is, and that may be a candidate's buffer.
 class Allocations {
  public:
-  explicit Allocations(const Driver& d) : d_(d) {}
+  explicit Allocations(const Driver& d, bool zero_before_free = false) : d_(d), zero_(zero_before_free) {}
   ~Allocations() {
-    for (auto p : ptrs_) d_.cuMemFree(p);
+    for (auto& [p, bytes] : ptrs_) {
+      if (zero_) d_.cuMemsetD8(p, 0, bytes);  // best effort: after a fault the context is gone anyway
+      d_.cuMemFree(p);
+    }
   }
+  Allocations(const Allocations&) = delete;
+  Allocations& operator=(const Allocations&) = delete;
   CUdeviceptr alloc(size_t bytes, const std::string& what, const std::string& where) {
     CUdeviceptr p = 0;
     check_cu(d_.cuMemAlloc(&p, std::max<size_t>(bytes, 1)),
              fmt::format("allocating {} ({} bytes)", what, bytes).c_str(), where);
-    ptrs_.push_back(p);
+    ptrs_.emplace_back(p, std::max<size_t>(bytes, 1));
     return p;
   }
 
  private:
   const Driver& d_;
-  std::vector<CUdeviceptr> ptrs_;
+  bool zero_;
+  std::vector<std::pair<CUdeviceptr, size_t>> ptrs_;
 };
 
 struct Module {
@@ -144,12 +173,25 @@ Dims evaluate_launch(const task::Launch& l, const task::Bindings& b, const std::
 CUresult launch(const Driver& d, CUfunction f, const Dims& dims, void** params);
 
 // Everything one job needs, loaded once.
+// The instrumented copy's execution counters: a plain allocation of their own, outside the
+// candidate's module, whose address every launch of the copy gets as a hidden last argument.
+struct ExecutedCounters {
+  const Driver* d = nullptr;
+  CUdeviceptr p = 0;
+  size_t bytes = 0;
+  ExecutedCounters() = default;
+  ExecutedCounters(const ExecutedCounters&) = delete;
+  ExecutedCounters& operator=(const ExecutedCounters&) = delete;
+  ~ExecutedCounters();
+};
+
 struct Loaded {
   task::Task task;
   task::LaunchSpec spec;
   Module candidate, reference;
   std::vector<CUfunction> launch_fns;  // one per spec launch
   CUfunction reference_fn = nullptr;
+  std::unique_ptr<ExecutedCounters> executed;  // set for an instrumented copy (Job::executed_slots)
 };
 
 // The task is read from its folder; the launch spec comes resolved in the job (the parent
@@ -267,6 +309,8 @@ CaseResult verify_case(Executor::State& s, const Loaded& L, const Job& job, cons
 // The instrumented copy's counters (ptx/instrument.h) after a case, cleared for the next one:
 // what the warps that executed each required family's instructions added.
 std::vector<uint64_t> take_executed(const Driver& d, const Loaded& L, int slots);
+// Allocates and zeroes the counters before the first case of an instrumented copy.
+void attach_executed(const Driver& d, Loaded& L, int slots);
 
 // The task's own defence: outputs a cheating or lazy kernel would leave (all zeros, a copy
 // of an input, never written) must fail the comparison on every size set.
@@ -274,7 +318,7 @@ std::vector<CaseResult> trivial_cases(Executor::State& s, const Loaded& L, const
 
 // ---- executor_timing.cpp: the time job ----------------------------------------------------------
 
-TimeReport time_job(Executor::State& s, const Loaded& L, const Job& job);
+TimeReport time_job(Executor::State& s, Loaded& L, const Job& job);
 
 }  // namespace detail
 }  // namespace ptxforge::gpu

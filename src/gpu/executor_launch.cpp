@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "util/text.h"
 
 namespace ptxforge::gpu::detail {
@@ -17,6 +19,23 @@ void check_cu(CUresult r, const char* what, const std::string& where) {
   if (r == CUDA_ERROR_OUT_OF_MEMORY) abort_with(FailureKind::oom, fmt::format("{}: {}", what, describe(r)), where);
   abort_with(is_sticky(r) ? FailureKind::fault : FailureKind::launch, fmt::format("{}: {}", what, describe(r)), where,
              is_sticky(r));
+}
+
+std::string set_device_heap(Executor::State& s, size_t bytes) {
+  if (s.heap_bytes && *s.heap_bytes == bytes) return "";
+  // The smallest size the driver takes at or above `bytes`.
+  std::string why;
+  for (size_t want : {bytes, std::max<size_t>(bytes, size_t{1} << 16), std::max<size_t>(bytes, size_t{1} << 20)}) {
+    CUresult r = s.d->cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, want);
+    if (r == CUDA_SUCCESS) {
+      s.heap_bytes = bytes;
+      return "";
+    }
+    why = describe(r);
+  }
+  s.heap_bytes.reset();
+  return fmt::format("the device malloc heap could not be set to {} bytes ({}): it keeps its size and its contents",
+                     bytes, why);
 }
 
 namespace {

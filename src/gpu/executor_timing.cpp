@@ -1,8 +1,11 @@
 // The time job (docs/design.md, "Timing"). Every trial starts from fresh state, written on the
 // stream before the L2 flush and the start event; the events bracket the kernel launches
-// alone. Some trials' outputs are saved right after their stop event and checked afterwards.
+// alone (and the candidate's scratch zeroing, which is part of its work). After every trial's
+// stop event ptxforge's own kernels compare its outputs with the reference's on the device
+// (gpu/trial_check.h); the last trial is also checked in place on the host.
 #include "gpu/executor_detail.h"
 
+#include <cstring>
 #include <functional>
 
 #include <fmt/format.h>
@@ -10,6 +13,7 @@
 
 #include "gpu/cubin_globals.h"
 #include "gpu/timing_plan.h"
+#include "gpu/trial_check.h"
 #include "task/seeds.h"
 #include "util/text.h"
 
@@ -21,16 +25,19 @@ namespace {
 
 // The input sets one size set is timed on: drawn on the host from seeds derived from the
 // run's seed, uploaded once to staging buffers, copied into the kernel's buffers before each
-// trial. A kernel that remembers the inputs it saw, or computes only on some, meets another set.
+// trial. A kernel that remembers the inputs it saw, or computes only on some, meets another
+// set. Each set's reference outputs (computed once per set, or taken from the worker's cache)
+// are uploaded too: every trial is compared with them on the device.
 struct InputSets {
   std::vector<uint64_t> seeds;
-  std::vector<std::shared_ptr<CachedCase>> cases;          // host inputs (expected outputs once checked)
-  std::vector<std::map<std::string, CUdeviceptr>> staged;  // per set: in/inout buffer -> its device copy
+  std::vector<std::shared_ptr<CachedCase>> cases;            // host inputs and expected outputs
+  std::vector<std::map<std::string, CUdeviceptr>> staged;    // per set: in/inout buffer -> its device copy
+  std::vector<std::map<std::string, CUdeviceptr>> expected;  // per set: output -> the reference's, on the device
   int count() const { return static_cast<int>(seeds.size()); }
 };
 
 InputSets stage_input_sets(Executor::State& s, const Loaded& L, const Job& job, const task::SizeSet& set,
-                           Allocations& mem, const std::string& where) {
+                           const TimingPlan& plan, Allocations& mem, const std::string& where) {
   const Driver& d = *s.d;
   uint64_t key = task::size_set_key(set.name);
   auto seed_of = [&](int j) {
@@ -40,20 +47,49 @@ InputSets stage_input_sets(Executor::State& s, const Loaded& L, const Job& job, 
   auto first = cached_case(s, L, job, set, seed_of(0), false, where);
   size_t per_set = 0;
   for (auto& [name, bytes] : first->h.in) per_set += bytes.size();
+  for (auto& p : L.task.params)
+    if (p.is_output()) per_set += first->h.counts.at(p.name) * task::dtype_size(p.dtype);
   size_t free_bytes = 0, total_bytes = 0;
-  int sets = d.cuMemGetInfo(&free_bytes, &total_bytes) == CUDA_SUCCESS ? timing_input_sets(per_set, free_bytes)
-                                                                       : kTimingInputSets;
+  int sets = d.cuMemGetInfo(&free_bytes, &total_bytes) == CUDA_SUCCESS
+                 ? timing_input_sets(per_set, free_bytes, plan.wanted_sets)
+                 : plan.wanted_sets;
   for (int j = 0; j < sets; ++j) {
     in.seeds.push_back(seed_of(j));
-    in.cases.push_back(j == 0 ? first : cached_case(s, L, job, set, in.seeds.back(), false, where));
+    in.cases.push_back(cached_case(s, L, job, set, in.seeds.back(), true, where));
+    const CachedCase& c = *in.cases.back();
     auto& staged = in.staged.emplace_back();
-    for (auto& [name, bytes] : in.cases.back()->h.in) {
+    for (auto& [name, bytes] : c.h.in) {
       CUdeviceptr p = mem.alloc(bytes.size(), name + " (timing input set)", where);
       check_cu(d.cuMemcpyHtoD(p, bytes.data(), bytes.size()), "uploading a timing input set", where);
       staged[name] = p;
     }
+    auto& expected = in.expected.emplace_back();
+    for (auto& [name, bytes] : c.expected) {
+      CUdeviceptr p = mem.alloc(bytes.size(), name + " (the reference's outputs)", where);
+      check_cu(d.cuMemcpyHtoD(p, bytes.data(), bytes.size()), "uploading the reference's outputs", where);
+      expected[name] = p;
+    }
   }
   return in;
+}
+
+// After the trials: the device copies of the reference's outputs must still hold what was
+// uploaded. A candidate that wrote into them (so that its own outputs compared equal) is caught
+// here, whatever the counts said; "" when they are intact.
+std::string reference_copies_problem(const Driver& d, const InputSets& sets, const std::string& where) {
+  for (int j = 0; j < sets.count(); ++j)
+    for (auto& [name, bytes] : sets.cases[static_cast<size_t>(j)]->expected) {
+      std::vector<uint8_t> now(bytes.size());
+      check_cu(d.cuMemcpyDtoH(now.data(), sets.expected[static_cast<size_t>(j)].at(name), now.size()),
+               "reading the reference's outputs back", where);
+      auto diff = std::mismatch(now.begin(), now.end(), bytes.begin());
+      if (diff.first != now.end())
+        return fmt::format(
+            "the reference's outputs for input set {} ('{}'), kept on the device to check the timed trials, were "
+            "changed during the trials (first changed byte {}): a kernel wrote outside its buffers",
+            j + 1, name, diff.first - now.begin());
+    }
+  return "";
 }
 
 // What is written into one set of kernel buffers before every trial: the trial's input set
@@ -73,10 +109,15 @@ struct Preamble {
   const InputSets* sets = nullptr;
   std::vector<Copy> inputs;
   std::vector<std::pair<CUdeviceptr, size_t>> poison, zero;
+  // The candidate's scratch: zeroed after the start event, so that a kernel that needs zeroed
+  // scratch (split-K partial sums, a look-back's flags) pays for the memset in its time.
+  std::vector<std::pair<CUdeviceptr, size_t>> timed_zero;
   std::vector<Restore> globals;
   CUdeviceptr poison_source = 0;  // the poison pattern, for outputs whose size is not a multiple of 4
+  std::function<void()> reload;   // the candidate's module loaded afresh (a .global section that cannot be restored)
 
   void enqueue(const Driver& d, int set, const std::string& where) const {
+    if (reload) reload();
     const auto& staged = sets->staged[static_cast<size_t>(set)];
     for (auto& c : inputs)
       check_cu(d.cuMemcpyDtoDAsync(c.dst, staged.at(c.name), c.bytes, nullptr), "refreshing an input", where);
@@ -87,7 +128,11 @@ struct Preamble {
     }
     for (auto& [p, bytes] : zero) check_cu(d.cuMemsetD8Async(p, 0, bytes, nullptr), "zeroing a buffer", where);
     for (auto& g : globals)
-      check_cu(d.cuMemcpyDtoDAsync(g.dst, g.saved, g.bytes, nullptr), "restoring a .global variable", where);
+      check_cu(d.cuMemcpyDtoDAsync(g.dst, g.saved, g.bytes, nullptr), "restoring a .global section", where);
+  }
+  // After the start event: the part of the fresh state that is the kernel's own work.
+  void enqueue_timed(const Driver& d, const std::string& where) const {
+    for (auto& [p, bytes] : timed_zero) check_cu(d.cuMemsetD8Async(p, 0, bytes, nullptr), "zeroing scratch", where);
   }
 };
 
@@ -104,7 +149,7 @@ Preamble candidate_preamble(const Driver& d, const Loaded& L, const InputSets& s
       pre.poison.push_back({data, bytes});
       if (bytes % 4) odd = std::max(odd, bytes);
     } else {
-      pre.zero.push_back({data, bytes});  // the candidate's scratch
+      pre.timed_zero.push_back({data, bytes});  // the candidate's scratch
     }
   }
   if (odd) {
@@ -129,47 +174,45 @@ Preamble plain_preamble(const Loaded& L, const InputSets& sets, const HostCase& 
   return pre;
 }
 
-// The candidate's .global variables as loaded, before its first launch in this job, saved so
-// that every trial starts from them. Each is found by its name in the cubin; one the driver
-// does not resolve is placed from a resolved one of the same section (a section is loaded as
-// one block), else it is named in `notes` and only the checked trials guard against it.
-std::vector<Preamble::Restore> save_globals(const Driver& d, const Loaded& L, const Job& job, Allocations& mem,
-                                            std::vector<std::string>& notes) {
-  const std::string where = "saving the candidate's .global variables";
-  auto image = read_file(job.candidate_cubin);
-  if (!image) abort_with(FailureKind::load, image.error().message, where);
-  std::vector<Preamble::Restore> out;
-  auto sections = cubin_global_sections(*image);
+// The candidate's .global sections as loaded, before its first launch in this job, saved so
+// that every trial starts from them: every byte of each section (the gaps between variables
+// and the tail too, gpu/cubin_globals.h), placed by a symbol the driver resolves. A section
+// that cannot be placed makes every trial reload the module instead (`reload`); one over the
+// size limit fails the job.
+struct SavedGlobals {
+  std::vector<Preamble::Restore> restores;
+  bool reload = false;
+};
+
+SavedGlobals save_globals(const Driver& d, const Loaded& L, const std::string& image, Allocations& mem,
+                          std::vector<std::string>& notes) {
+  const std::string where = "saving the candidate's .global sections";
+  SavedGlobals out;
+  auto sections = cubin_global_sections(image);
   if (!sections) {
-    notes.push_back(
-        "the candidate's .global variables could not be read from its cubin, so they are not restored between "
-        "timed trials: " +
-        sections.error().message);
+    notes.push_back("the candidate's .global sections could not be read from its cubin, so its module is loaded "
+                    "afresh before every timed trial: " +
+                    sections.error().message);
+    out.reload = true;
     return out;
   }
-  for (auto& sec : *sections) {
-    std::optional<CUdeviceptr> base;
-    std::vector<const GlobalSymbol*> unresolved;
-    for (auto& sym : sec.symbols) {
-      if (sym.size == 0) continue;
-      CUdeviceptr p = 0;
-      size_t bytes = 0;
-      if (d.cuModuleGetGlobal(&p, &bytes, L.candidate.m, sym.name.c_str()) == CUDA_SUCCESS && p != 0 && bytes > 0) {
-        base = p - sym.offset;
-        out.push_back({p, 0, bytes});
-      } else {
-        unresolved.push_back(&sym);
-      }
-    }
-    for (const GlobalSymbol* sym : unresolved) {
-      if (base) out.push_back({*base + sym->offset, 0, sym->size});
-      else
-        notes.push_back(fmt::format("the .global variable '{}' could not be restored between timed trials", sym->name));
-    }
+  auto resolve = [&](const std::string& name) -> uint64_t {
+    CUdeviceptr p = 0;
+    size_t bytes = 0;
+    return d.cuModuleGetGlobal(&p, &bytes, L.candidate.m, name.c_str()) == CUDA_SUCCESS ? p : 0;
+  };
+  auto plan = plan_global_restore(*sections, resolve);
+  if (!plan) abort_with(FailureKind::spec, plan.error().message, where);
+  for (auto& r : plan->ranges) {
+    CUdeviceptr saved = mem.alloc(r.size, r.name + " section copy", where);
+    check_cu(d.cuMemcpyDtoD(saved, r.base, r.size), "saving a .global section", where);
+    out.restores.push_back({r.base, saved, r.size});
   }
-  for (auto& r : out) {
-    r.saved = mem.alloc(r.bytes, ".global variable copy", where);
-    check_cu(d.cuMemcpyDtoD(r.saved, r.dst, r.bytes), "saving a .global variable", where);
+  if (!plan->unlocated.empty()) {
+    out.reload = true;
+    notes.push_back(fmt::format("the candidate's {} section could not be located, so its module is loaded afresh "
+                                "before every timed trial",
+                                plan->unlocated.front()));
   }
   return out;
 }
@@ -178,29 +221,40 @@ struct TrialRun {
   TimingStats stats;
   int trials = 0;
   std::vector<int> set_of_trial;
+  double compare_gpu_s = 0;  // the after-trial work on the GPU, summed
+};
+
+// What runs after each trial's stop event, outside the timed window: `enqueue` puts work on
+// the stream, `collect` runs on the host once it finished (the candidate's check).
+struct AfterTrial {
+  std::function<void(int trial, int set)> enqueue;
+  std::function<void(int trial)> collect;
 };
 
 // Times `body` (one run of the kernel or kernels) with CUDA events around it alone. Before
 // each trial, on the same stream: the preamble, then the L2 flush (so the fresh inputs are
-// not left in the L2). After the stop event, `save(slot)` when the sampler picks the trial.
+// not left in the L2). After the stop event, `after` (when given).
 template <typename Body>
-TrialRun time_runs(Executor::State& s, Body&& body, const Preamble& pre, Rotation& rot, TrialSampler* sampler,
-                   const std::function<void(int)>& save, int max_trials, double budget_s, const std::string& where) {
+TrialRun time_runs(Executor::State& s, Body&& body, const Preamble& pre, Rotation& rot, const AfterTrial* after,
+                   int max_trials, double budget_s, const std::string& where) {
   const Driver& d = *s.d;
-  // Destroyed however the timing ends, also when creating the second one fails.
+  // Destroyed however the timing ends, also when creating a later one fails.
   struct Events {
     const Driver& d;
-    CUevent start = nullptr, stop = nullptr;
+    CUevent start = nullptr, stop = nullptr, checked = nullptr;
     ~Events() {
       if (start) d.cuEventDestroy(start);
       if (stop) d.cuEventDestroy(stop);
+      if (checked) d.cuEventDestroy(checked);
     }
   } events{d};
   check_cu(d.cuEventCreate(&events.start, CU_EVENT_DEFAULT), "creating an event", where);
   check_cu(d.cuEventCreate(&events.stop, CU_EVENT_DEFAULT), "creating an event", where);
-  CUevent start = events.start, stop = events.stop;
+  check_cu(d.cuEventCreate(&events.checked, CU_EVENT_DEFAULT), "creating an event", where);
+  CUevent start = events.start, stop = events.stop, checked = events.checked;
   for (int i = 0; i < 3; ++i) {  // warm-up: module load, instruction cache, clocks
     pre.enqueue(d, i % rot.sets(), where);
+    pre.enqueue_timed(d, where);
     body();
   }
   check_cu(d.cuCtxSynchronize(), "warm-up", where);
@@ -213,150 +267,183 @@ TrialRun time_runs(Executor::State& s, Body&& body, const Preamble& pre, Rotatio
     check_cu(d.cuMemsetD32Async(s.flush, static_cast<unsigned>(trial), s.flush_bytes / 4, nullptr), "flushing the L2",
              where);
     check_cu(d.cuEventRecord(start, nullptr), "recording an event", where);
+    pre.enqueue_timed(d, where);
     body();
     check_cu(d.cuEventRecord(stop, nullptr), "recording an event", where);
-    if (sampler)
-      if (int slot = sampler->offer(trial); slot >= 0) save(slot);
-    check_cu(d.cuEventSynchronize(stop), "timing", where);
-    float ms = 0;
+    if (after) after->enqueue(trial, set);
+    check_cu(d.cuEventRecord(checked, nullptr), "recording an event", where);
+    check_cu(d.cuEventSynchronize(checked), "timing", where);
+    float ms = 0, check_ms = 0;
     check_cu(d.cuEventElapsedTime(&ms, start, stop), "reading an event", where);
+    check_cu(d.cuEventElapsedTime(&check_ms, stop, checked), "reading an event", where);
     samples.push_back(ms);
+    run.compare_gpu_s += check_ms / 1e3;
     run.set_of_trial.push_back(set);
+    if (after) after->collect(trial);
   }
-  check_cu(d.cuCtxSynchronize(), "timing", where);  // the last saves
   run.trials = static_cast<int>(samples.size());
   run.stats = summarize(std::move(samples));
   return run;
 }
 
-// Where the sampled trials' outputs go: one copy of every output per slot.
-using SaveSlots = std::vector<std::map<std::string, CUdeviceptr>>;
-
-SaveSlots make_save_slots(const Loaded& L, const CandidateBuffers& cb, Allocations& mem, const std::string& where) {
-  SaveSlots slots(kCheckSlots);
-  for (auto& slot : slots)
-    for (auto& p : L.task.params)
-      if (p.is_output()) slot[p.name] = mem.alloc(cb.bytes.at(p.name), p.name + " (saved trial outputs)", where);
-  return slots;
+// The candidate's outputs, as the trial check sees them.
+std::vector<CheckedOutput> checked_outputs(const Loaded& L, const HostCase& h) {
+  std::vector<CheckedOutput> out;
+  for (auto& p : L.task.params)
+    if (p.is_output()) out.push_back({p.name, h.counts.at(p.name), p.dtype, L.task.tolerance_for(p.name)});
+  return out;
 }
 
-// Compares the checked trials' outputs with the reference's outputs on the same input set
-// (computed now, once per set). The last trial is checked in place, guards and unchanged
-// inputs included; the others from their saved copies. Fills st.checked; returns the first
-// failure in trial order.
-std::optional<std::string> check_trials(Executor::State& s, const Loaded& L, const Job& job, const task::SizeSet& set,
-                                        const InputSets& sets, const CandidateBuffers& cb, const TrialRun& run,
-                                        const TrialSampler& sampler, const SaveSlots& saved, SizeTiming& st,
-                                        const std::string& where) {
+// The candidate's part of one size set: timed, every trial compared on the GPU with the
+// reference's outputs on its input set, the last trial checked in place on the host too, the
+// reference's device copies checked for writes. Fills st; returns the first problem.
+std::optional<std::string> time_candidate(Executor::State& s, Loaded& L, const task::SizeSet& set,
+                                          const InputSets& sets, const TimingPlan& plan, const SavedGlobals& globals,
+                                          const std::function<void()>& reload, double budget_s, SizeTiming& st,
+                                          const std::string& where) {
   const Driver& d = *s.d;
-  std::optional<std::string> first;
-  const std::vector<int>& held = sampler.held();
-  for (int t : checked_trials(held, run.trials)) {
+  const TrialChecker* checker = s.trial_checker();
+  if (!checker) abort_with(FailureKind::load, "the trial-check kernels could not be loaded: " + *s.trial_check_error, where);
+  const HostCase& h = sets.cases[0]->h;  // sizes and scalars: the same for every input set
+  Allocations mem(d);
+  CandidateBuffers cb;
+  setup_candidate(s, L, h, mem, cb, where);
+  Preamble pre = candidate_preamble(d, L, sets, cb, mem, where);
+  pre.globals = globals.restores;
+  if (globals.reload) pre.reload = reload;
+  std::vector<CheckedOutput> outs = checked_outputs(L, h);
+  // Two u64 per output (mismatches, never written), zeroed after the candidate ran and read
+  // back before it runs again: the candidate never runs while a count it could change is on
+  // the device, so it can neither clear an earlier trial's count nor preset a later one.
+  CUdeviceptr counters = mem.alloc(std::max<size_t>(outs.size(), 1) * 16, "mismatch counters", where);
+  std::vector<uint64_t> counts;  // trial-major, every trial
+  AfterTrial after;
+  after.enqueue = [&](int, int set_index) {
+    check_cu(d.cuMemsetD32Async(counters, 0, outs.size() * 4, nullptr), "clearing the mismatch counters", where);
+    const auto& expected = sets.expected[static_cast<size_t>(set_index)];
+    for (size_t o = 0; o < outs.size(); ++o)
+      check_cu(checker->enqueue(outs[o].dtype, expected.at(outs[o].name), cb.data.at(outs[o].name), outs[o].count,
+                                outs[o].tol, counters + 16 * o),
+               "checking a timed trial's outputs", where);
+  };
+  after.collect = [&](int) {
+    std::vector<uint64_t> now(outs.size() * 2);
+    if (!now.empty())
+      check_cu(d.cuMemcpyDtoH(now.data(), counters, now.size() * 8), "reading the mismatch counters", where);
+    counts.insert(counts.end(), now.begin(), now.end());
+  };
+  Rotation rot(sets.count(), plan.rotation_key);
+  double t0 = now_s();
+  TrialRun run = time_runs(
+      s, [&] { run_candidate_launches(d, L, h, cb, where, false); }, pre, rot, &after, plan.trial_cap, budget_s,
+      where);
+  st.cost.candidate_s = now_s() - t0;
+  st.cost.compare_gpu_s = run.compare_gpu_s;
+  st.candidate = run.stats;
+
+  t0 = now_s();
+  int last = run.trials - 1;
+  int last_set = run.set_of_trial[static_cast<size_t>(last)];
+  const CachedCase& lc = *sets.cases[static_cast<size_t>(last_set)];
+  CaseResult in_place = check_candidate(d, L, lc.h, cb, lc.expected, where);
+  std::string tampered = reference_copies_problem(d, sets, where);
+  st.cost.check_s = now_s() - t0;
+
+  std::optional<FailedTrial> failed = first_failed_trial(counts, outs, run.trials);
+  for (int t = 0; t < run.trials; ++t) {
     int set_index = run.set_of_trial[static_cast<size_t>(t)];
-    auto c = cached_case(s, L, job, set, sets.seeds[static_cast<size_t>(set_index)], true, where);
-    const HostCase& h = c->h;
-    bool last = t == run.trials - 1;
-    CaseResult cr;
-    if (last) {
-      cr = check_candidate(d, L, h, cb, c->expected, where);
-    } else {
-      size_t slot = static_cast<size_t>(std::find(held.begin(), held.end(), t) - held.begin());
-      for (auto& p : L.task.params) {
-        if (!p.is_output()) continue;
-        std::vector<uint8_t> actual(cb.bytes.at(p.name));
-        check_cu(d.cuMemcpyDtoH(actual.data(), saved[slot].at(p.name), actual.size()),
-                 "reading a trial's saved outputs", where);
-        std::vector<int64_t> shape;
-        if (auto it = h.shapes.find(p.name); it != h.shapes.end()) shape = it->second;
-        cr.outputs.push_back(task::compare_output(p.name, c->expected.at(p.name).data(), actual.data(), p.dtype,
-                                                  h.counts.at(p.name), L.task.tolerance_for(p.name), shape));
-      }
-      cr.pass = true;
-      for (auto& o : cr.outputs) cr.pass = cr.pass && o.pass;
+    TrialCheck tc{t + 1, set_index + 1, t == last, true, ""};
+    if (failed && failed->trial == t) {
+      tc.pass = false;
+      tc.problem = describe_trial_failure(t, run.trials, set_index, set.name, {}, failed->outputs);
     }
-    TrialCheck tc{t + 1, set_index + 1, last, cr.pass, ""};
-    if (!cr.pass) {
-      tc.problem = describe_trial_failure(t, run.trials, set_index, set.name, cr.problems, cr.outputs);
-      if (!first) first = tc.problem;
+    if (t == last && !in_place.pass) {  // the host's words: guards, inputs, hints
+      tc.pass = false;
+      tc.problem =
+          describe_trial_failure(t, run.trials, set_index, set.name, in_place.problems, in_place.outputs);
     }
     st.checked.push_back(tc);
   }
-  return first;
+  if (!tampered.empty()) return fmt::format("timed trials on size set '{}': {}", set.name, tampered);
+  for (auto& tc : st.checked)
+    if (!tc.pass) return tc.problem;
+  return std::nullopt;
+}
+
+// The candidate's module, loaded afresh from its cubin: every .global byte back to its loaded
+// value, for a module whose sections could not be located to be restored.
+void reload_candidate(const Driver& d, Loaded& L, const std::string& image, const std::string& where) {
+  check_cu(d.cuCtxSynchronize(), "finishing the candidate's launches", where);
+  if (L.candidate.m) d.cuModuleUnload(L.candidate.m);
+  L.candidate.m = nullptr;
+  check_cu(d.cuModuleLoadDataEx(&L.candidate.m, image.data(), 0, nullptr, nullptr), "reloading the candidate", where);
+  for (size_t i = 0; i < L.spec.launches.size(); ++i)
+    check_cu(d.cuModuleGetFunction(&L.launch_fns[i], L.candidate.m, L.spec.launches[i].entry.c_str()),
+             "finding a candidate kernel after reloading", where);
 }
 
 }  // namespace
 
-TimeReport time_job(Executor::State& s, const Loaded& L, const Job& job) {
+TimeReport time_job(Executor::State& s, Loaded& L, const Job& job) {
   const Driver& d = *s.d;
   TimeReport rep;
   rep.trials_pass = true;
   auto shown = L.task.size_sets(false);
   double per = job.budget_s / (2.0 * static_cast<double>(shown.size()));
   Allocations job_mem(d);
-  std::vector<Preamble::Restore> globals;  // saved before the candidate's first launch in this job
-  if (job.reset_globals) globals = save_globals(d, L, job, job_mem, rep.notes);
+  auto image = read_file(job.candidate_cubin);
+  if (!image) abort_with(FailureKind::load, image.error().message, "reading the candidate's cubin");
+  SavedGlobals globals;  // saved before the candidate's first launch in this job
+  if (job.reset_globals) globals = save_globals(d, L, *image, job_mem, rep.notes);
+  auto reload = [&] { reload_candidate(d, L, *image, "reloading the candidate before a timed trial"); };
   for (const task::SizeSet* set : shown) {
     std::string where = fmt::format("timing size set '{}'", set->name);
-    uint64_t key = task::size_set_key(set->name);
-    Allocations staging(d);
-    InputSets sets = stage_input_sets(s, L, job, *set, staging, where);
-    const HostCase& h = sets.cases[0]->h;  // sizes and scalars: the same for every input set
+    TimingPlan plan = plan_timing(job.seed, set->name, job.max_trials);
+    Allocations staging(d, /*zero_before_free=*/true);  // it holds the reference's outputs
     SizeTiming st;
     st.size_set = set->name;
+    st.trial_cap = plan.trial_cap;
+    double t0 = now_s();
+    InputSets sets = stage_input_sets(s, L, job, *set, plan, staging, where);
+    st.cost.expected_s = now_s() - t0;
+    const HostCase& h = sets.cases[0]->h;
     st.input_sets = sets.count();
-    {
-      Allocations mem(d);
-      CandidateBuffers cb;
-      setup_candidate(s, L, h, mem, cb, where);
-      Preamble pre = candidate_preamble(d, L, sets, cb, mem, where);
-      pre.globals = globals;
-      SaveSlots saved = make_save_slots(L, cb, mem, where);
-      Rotation rot(sets.count(), task::derive_seed(job.seed, task::SeedUse::rotation, key));
-      TrialSampler sampler(kCheckSlots, task::derive_seed(job.seed, task::SeedUse::trial_pick, key));
-      auto save = [&](int slot) {
-        for (auto& [name, copy] : saved[static_cast<size_t>(slot)])
-          check_cu(d.cuMemcpyDtoDAsync(copy, cb.data.at(name), cb.bytes.at(name), nullptr), "saving a trial's outputs",
-                   where);
-      };
-      TrialRun run = time_runs(
-          s, [&] { run_candidate_launches(d, L, h, cb, where, false); }, pre, rot, &sampler, save, job.max_trials, per,
-          where);
-      st.candidate = run.stats;
-      if (auto problem = check_trials(s, L, job, *set, sets, cb, run, sampler, saved, st, where)) {
-        rep.trials_pass = false;
-        rep.trial_problem = *problem;
-        rep.sizes.push_back(st);
-        return rep;  // the kernel's timing means nothing: the baselines and later sizes are not timed
-      }
+    if (auto problem = time_candidate(s, L, *set, sets, plan, globals, reload, per, st, where)) {
+      rep.trials_pass = false;
+      rep.trial_problem = *problem;
+      rep.sizes.push_back(st);
+      return rep;  // the kernel's timing means nothing: the baselines and later sizes are not timed
     }
+    t0 = now_s();
     {
-      Allocations mem(d);
+      Allocations mem(d, /*zero_before_free=*/true);
       auto bufs = plain_buffers(d, L, h, mem, where);
       Preamble pre = plain_preamble(L, sets, h, bufs);
       ReferenceLaunch ref(L, h, bufs, where);
-      Rotation rot(sets.count(), task::derive_seed(job.seed, task::SeedUse::rotation, key));
+      Rotation rot(sets.count(), plan.rotation_key);
       st.reference = time_runs(
-                         s, [&] { ref.run(d, L, where); }, pre, rot, nullptr, {}, job.max_trials, per, where)
+                         s, [&] { ref.run(d, L, where); }, pre, rot, nullptr, plan.trial_cap, per, where)
                          .stats;
     }
     if (L.task.baseline) {
       LibraryBaseline* lib = s.library(st.library_name);
       if (lib) {
         st.library_name = LibraryBaseline::name(*L.task.baseline);
-        Allocations mem(d);
+        Allocations mem(d, /*zero_before_free=*/true);
         auto bufs = plain_buffers(d, L, h, mem, where);
         Preamble pre = plain_preamble(L, sets, h, bufs);
-        Rotation rot(sets.count(), task::derive_seed(job.seed, task::SeedUse::rotation, key));
+        Rotation rot(sets.count(), plan.rotation_key);
         st.library = time_runs(
                          s,
                          [&] {
                            if (auto r = lib->run(L.task, h.symbols, bufs); !r)
                              abort_with(FailureKind::library, r.error().message, where);
                          },
-                         pre, rot, nullptr, {}, job.max_trials, per, where)
+                         pre, rot, nullptr, plan.trial_cap, per, where)
                          .stats;
       }
     }
+    st.cost.baselines_s = now_s() - t0;
     rep.sizes.push_back(st);
   }
   // Fresh buffers and inputs, one more launch: the kernel as verify sees it, after the trials.

@@ -1,7 +1,9 @@
 // Verify's cases: one (size set, seed) from the reference's outputs to the candidate's
-// verdict, an illegal address on guarded buffers reported as an out-of-bounds access; the
-// instrumented candidate's executed-instruction counters; and the trivial outputs a lazy
-// kernel would leave, which the task's comparison must reject.
+// verdict, an illegal address on guarded buffers reported as an out-of-bounds access, and a
+// digest of the outputs on seed 1 (the prove stage holds the instrumented copy to the timed
+// binary's outputs); the instrumented candidate's executed-instruction counters, in an
+// allocation of their own; and the trivial outputs a lazy kernel would leave, which the task's
+// comparison must reject.
 #include "gpu/executor_detail.h"
 
 #include <cstring>
@@ -11,6 +13,55 @@
 #include "task/seeds.h"
 
 namespace ptxforge::gpu::detail {
+
+namespace {
+
+// A fast 64-bit hash of a buffer's bytes (8 at a time, multiply-xorshift), for telling two
+// runs' outputs apart; not for security.
+uint64_t digest_bytes(const uint8_t* p, size_t n, uint64_t h) {
+  auto mix = [&](uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+  };
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t v;
+    std::memcpy(&v, p + i, 8);
+    mix(v);
+  }
+  uint64_t tail = 0;
+  std::memcpy(&tail, p + i, n - i);
+  mix(tail ^ (static_cast<uint64_t>(n) << 56));
+  return h;
+}
+
+uint64_t output_digest(const Driver& d, const Loaded& L, const CandidateBuffers& cb, const std::string& where) {
+  uint64_t h = 0x243f6a8885a308d3ull;
+  std::vector<uint8_t> bytes;
+  for (auto& p : L.task.params) {
+    if (!p.is_output()) continue;
+    bytes.resize(cb.bytes.at(p.name));
+    check_cu(d.cuMemcpyDtoH(bytes.data(), cb.data.at(p.name), bytes.size()), "reading an output for its digest", where);
+    h = digest_bytes(bytes.data(), bytes.size(), h);
+  }
+  return h == 0 ? 1 : h;
+}
+
+}  // namespace
+
+ExecutedCounters::~ExecutedCounters() {
+  if (p) d->cuMemFree(p);
+}
+
+void attach_executed(const Driver& d, Loaded& L, int slots) {
+  auto c = std::make_unique<ExecutedCounters>();
+  c->d = &d;
+  c->bytes = sizeof(uint64_t) * static_cast<size_t>(slots);
+  check_cu(d.cuMemAlloc(&c->p, c->bytes), "allocating the executed-instruction counters", "the instrumented candidate");
+  check_cu(d.cuMemsetD8(c->p, 0, c->bytes), "clearing the executed-instruction counters", "the instrumented candidate");
+  L.executed = std::move(c);
+}
 
 CaseResult verify_case(Executor::State& s, const Loaded& L, const Job& job, const task::SizeSet& set, uint64_t seed,
                        int seed_index) {
@@ -36,6 +87,7 @@ CaseResult verify_case(Executor::State& s, const Loaded& L, const Job& job, cons
     cr.shown = set.shown;
     cr.seed = seed;
     cr.seed_index = seed_index;
+    if (seed_index == 1) cr.output_digest = output_digest(d, L, cb, where);
     return cr;
   } catch (Abort& a) {
     a.failure.held_back = !set.shown;  // `where` names the set: printers for a model leave it out
@@ -52,12 +104,10 @@ CaseResult verify_case(Executor::State& s, const Loaded& L, const Job& job, cons
 }
 
 std::vector<uint64_t> take_executed(const Driver& d, const Loaded& L, int slots) {
-  CUdeviceptr p = 0;
-  size_t bytes = 0;
-  check_cu(d.cuModuleGetGlobal(&p, &bytes, L.candidate.m, "__ptxforge_executed"),
-           "finding the executed-instruction counters", "the instrumented candidate");
-  if (bytes != sizeof(uint64_t) * static_cast<size_t>(slots))
-    abort_with(FailureKind::spec, fmt::format("the counters hold {} bytes, not {} slots", bytes, slots));
+  if (!L.executed || L.executed->bytes != sizeof(uint64_t) * static_cast<size_t>(slots))
+    abort_with(FailureKind::spec, fmt::format("no counters of {} slots were allocated", slots));
+  CUdeviceptr p = L.executed->p;
+  size_t bytes = L.executed->bytes;
   std::vector<uint64_t> counts(static_cast<size_t>(slots));
   check_cu(d.cuCtxSynchronize(), "finishing the instrumented runs", "the instrumented candidate");
   check_cu(d.cuMemcpyDtoH(counts.data(), p, bytes), "reading the executed-instruction counters",

@@ -55,6 +55,9 @@ struct CaseResult {
   std::vector<task::Comparison> outputs;
   std::vector<std::string> problems;  // guard violations, modified inputs
   std::vector<uint64_t> executed;     // an instrumented copy's counters after this case (Job::executed_slots)
+  // A hash of the candidate's output bytes on seed 1 (0: not taken): the prove stage holds the
+  // instrumented copy's outputs to the timed binary's on the same inputs.
+  uint64_t output_digest = 0;
 };
 
 struct TimingStats {
@@ -63,13 +66,24 @@ struct TimingStats {
 };
 TimingStats summarize(std::vector<double> samples_ms);
 
-// One timed trial whose outputs were compared with the reference's on its inputs.
+// One timed trial, its outputs compared with the reference's on its inputs. Every trial is
+// checked: on the GPU by its mismatch counts (gpu/trial_check.h), the last one also on the host
+// in place (guards, unchanged inputs, the comparison with its hints).
 struct TrialCheck {
   int trial = 0;      // 1-based, of SizeTiming::candidate.trials
   int input_set = 0;  // 1-based, of SizeTiming::input_sets
-  bool last = false;  // the last trial (always checked); the others were drawn at random
+  bool last = false;  // the last trial
   bool pass = false;
   std::string problem;  // "" when it passed
+};
+
+// Where one size set's time stage went, in wall seconds: what checking every trial costs.
+struct TimingCost {
+  double expected_s = 0;     // the reference's outputs for every input set: computed (or cached) and uploaded
+  double candidate_s = 0;    // the candidate's warm-up and trials: preambles, launches, the comparisons between them
+  double compare_gpu_s = 0;  // of candidate_s, the comparison kernels on the GPU (events around them, summed)
+  double check_s = 0;        // after the trials: counters read, reference copies read back, the last trial's host check
+  double baselines_s = 0;    // the nvcc reference and the library baseline timed
 };
 
 struct SizeTiming {
@@ -78,7 +92,9 @@ struct SizeTiming {
   std::optional<TimingStats> library;
   std::string library_name;
   int input_sets = 0;               // the rotation of inputs the trials drew from
-  std::vector<TrialCheck> checked;  // the candidate's checked trials, ascending
+  int trial_cap = 0;                // the most trials this size set could run (seed-drawn, gpu/timing_plan.h)
+  std::vector<TrialCheck> checked;  // the candidate's trials, ascending: every one that ran
+  TimingCost cost;
 };
 
 // Facts about the GPU, read by the worker (the only process that loads the driver) and sent

@@ -231,6 +231,7 @@ void to_json(json& j, const CaseResult& c) {
   j = {{"trivial", c.trivial},       {"size_set", c.size_set}, {"shown", c.shown},     {"seed", seed_json(c.seed)},
        {"seed_index", c.seed_index}, {"pass", c.pass},         {"outputs", c.outputs}, {"problems", c.problems}};
   if (!c.executed.empty()) j["executed"] = c.executed;
+  if (c.output_digest) j["output_digest"] = seed_json(c.output_digest);
 }
 void from_json(const json& j, CaseResult& c) {
   c.trivial = j.value("trivial", "");
@@ -242,6 +243,7 @@ void from_json(const json& j, CaseResult& c) {
   c.outputs = j.at("outputs").get<std::vector<task::Comparison>>();
   c.problems = j.at("problems").get<std::vector<std::string>>();
   c.executed = j.value("executed", std::vector<uint64_t>{});
+  c.output_digest = j.contains("output_digest") ? seed_from(j.at("output_digest")) : 0;
 }
 void to_json(json& j, const TimingStats& t) {
   j = {{"trials", t.trials}, {"min_ms", t.min_ms}, {"median_ms", t.median_ms}, {"mean_ms", t.mean_ms}, {"stdev_ms", t.stdev_ms}};
@@ -253,8 +255,11 @@ void from_json(const json& j, TimingStats& t) {
   t.mean_ms = j.at("mean_ms");
   t.stdev_ms = j.at("stdev_ms");
 }
+// Every trial is recorded, so a passing one is kept short: "last" and "problem" only when they say something.
 void to_json(json& j, const TrialCheck& c) {
-  j = {{"trial", c.trial}, {"input_set", c.input_set}, {"last", c.last}, {"pass", c.pass}, {"problem", c.problem}};
+  j = {{"trial", c.trial}, {"input_set", c.input_set}, {"pass", c.pass}};
+  if (c.last) j["last"] = true;
+  if (!c.problem.empty()) j["problem"] = c.problem;
 }
 void from_json(const json& j, TrialCheck& c) {
   c.trial = j.at("trial");
@@ -268,7 +273,14 @@ void to_json(json& j, const SizeTiming& t) {
        {"candidate", t.candidate},
        {"reference", t.reference},
        {"input_sets", t.input_sets},
-       {"checked_trials", t.checked}};
+       {"trial_cap", t.trial_cap},
+       {"checked_trials", t.checked},
+       {"seconds",
+        {{"expected_s", t.cost.expected_s},
+         {"candidate_s", t.cost.candidate_s},
+         {"compare_gpu_s", t.cost.compare_gpu_s},
+         {"check_s", t.cost.check_s},
+         {"baselines_s", t.cost.baselines_s}}}};
   if (t.library) {
     j["library"] = *t.library;
     j["library_name"] = t.library_name;
@@ -279,7 +291,15 @@ void from_json(const json& j, SizeTiming& t) {
   t.candidate = j.at("candidate");
   t.reference = j.at("reference");
   t.input_sets = j.value("input_sets", 0);
+  t.trial_cap = j.value("trial_cap", 0);
   t.checked = j.value("checked_trials", std::vector<TrialCheck>{});
+  if (auto c = j.find("seconds"); c != j.end() && c->is_object()) {
+    t.cost.expected_s = c->value("expected_s", 0.0);
+    t.cost.candidate_s = c->value("candidate_s", 0.0);
+    t.cost.compare_gpu_s = c->value("compare_gpu_s", 0.0);
+    t.cost.check_s = c->value("check_s", 0.0);
+    t.cost.baselines_s = c->value("baselines_s", 0.0);
+  }
   if (j.contains("library")) {
     t.library = j.at("library").get<TimingStats>();
     t.library_name = j.value("library_name", "");

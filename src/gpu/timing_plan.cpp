@@ -8,10 +8,23 @@
 
 namespace ptxforge::gpu {
 
-int timing_input_sets(size_t input_bytes_per_set, size_t free_device_bytes) {
-  if (input_bytes_per_set == 0) return kTimingInputSets;
-  size_t fit = free_device_bytes / 2 / input_bytes_per_set;
-  return static_cast<int>(std::clamp<size_t>(fit, 2, kTimingInputSets));
+TimingPlan plan_timing(uint64_t run_seed, std::string_view size_set, int max_trials) {
+  uint64_t key = task::size_set_key(size_set);
+  TimingPlan p;
+  uint64_t sets = task::derive_seed(run_seed, task::SeedUse::timing_plan, key, 0);
+  p.wanted_sets = kMinInputSets + static_cast<int>(sets % static_cast<uint64_t>(kMaxInputSets - kMinInputSets + 1));
+  int cap = std::max(max_trials, 1);
+  uint64_t jitter = task::derive_seed(run_seed, task::SeedUse::timing_plan, key, 1);
+  p.trial_cap = cap - static_cast<int>(jitter % static_cast<uint64_t>(cap / 4 + 1));
+  p.rotation_key = task::derive_seed(run_seed, task::SeedUse::rotation, key);
+  return p;
+}
+
+int timing_input_sets(size_t bytes_per_set, size_t free_device_bytes, int wanted) {
+  wanted = std::max(wanted, 2);
+  if (bytes_per_set == 0) return wanted;
+  size_t fit = free_device_bytes / 2 / bytes_per_set;
+  return static_cast<int>(std::clamp<size_t>(fit, 2, static_cast<size_t>(wanted)));
 }
 
 Rotation::Rotation(int sets, uint64_t key) : sets_(std::max(sets, 1)), key_(key) {}
@@ -39,36 +52,39 @@ int Rotation::set_for(int trial) {
   return cycles_[static_cast<size_t>(cycle)][static_cast<size_t>(trial % sets_)];
 }
 
-TrialSampler::TrialSampler(int slots, uint64_t key) : held_(static_cast<size_t>(std::max(slots, 1)), -1), state_(key) {}
-
-uint64_t TrialSampler::next() {
-  state_ = task::splitmix64(state_);
-  return state_;
+task::Comparison comparison_from_count(const CheckedOutput& o, uint64_t mismatches, uint64_t never_written) {
+  // As compare_output judges its own count (src/task/compare.cpp).
+  task::Comparison c;
+  c.output = o.name;
+  c.count = o.count;
+  c.mismatches = static_cast<size_t>(std::min<uint64_t>(mismatches, o.count));
+  c.never_written = static_cast<size_t>(std::min<uint64_t>(never_written, c.mismatches));
+  c.matched_fraction =
+      o.count ? static_cast<double>(o.count - c.mismatches) / static_cast<double>(o.count) : 1.0;
+  c.pass = c.matched_fraction >= o.tol.min_match && (c.mismatches == 0 || o.tol.min_match < 1.0);
+  if (mismatches > o.count || never_written > mismatches) c.pass = false;  // counts no comparison gives
+  if (c.mismatches > 0 && c.never_written == c.count)
+    c.hint = "the output was never written (every element still holds the poison pattern)";
+  return c;
 }
 
-int TrialSampler::offer([[maybe_unused]] int trial) {
-  assert(trial == seen_ && "trials are offered once each, in order");
-  int t = seen_++;
-  int slots = static_cast<int>(held_.size());
-  int slot = -1;
-  if (t < slots) {
-    slot = t;
-  } else {
-    uint64_t r = next() % static_cast<uint64_t>(t + 1);
-    if (r < static_cast<uint64_t>(slots)) slot = static_cast<int>(r);
+std::optional<FailedTrial> first_failed_trial(const std::vector<uint64_t>& counters,
+                                              const std::vector<CheckedOutput>& outputs, int trials) {
+  size_t per = outputs.size();
+  for (int t = 0; t < trials; ++t) {
+    FailedTrial f{t, {}};
+    bool pass = true;
+    for (size_t o = 0; o < per; ++o) {
+      size_t at = (static_cast<size_t>(t) * per + o) * 2;
+      // Counters the host never got back count as every element wrong.
+      bool have = at + 1 < counters.size();
+      uint64_t wrong = have ? counters[at] : outputs[o].count + 1, unwritten = have ? counters[at + 1] : 0;
+      f.outputs.push_back(comparison_from_count(outputs[o], wrong, unwritten));
+      pass = pass && f.outputs.back().pass;
+    }
+    if (!pass) return f;
   }
-  if (slot >= 0) held_[static_cast<size_t>(slot)] = t;
-  return slot;
-}
-
-std::vector<int> checked_trials(const std::vector<int>& held, int trials) {
-  std::vector<int> out;
-  for (int t : held)
-    if (t >= 0 && t < trials) out.push_back(t);
-  if (trials > 0) out.push_back(trials - 1);
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
+  return std::nullopt;
 }
 
 std::string describe_trial_failure(int trial, int trials, int input_set, const std::string& size_set,

@@ -1,23 +1,40 @@
 // The host-side plan of a timing run, kept apart from the driver so that it is tested in CI:
-// how many input sets a size set is timed on, which set each trial uses, which trials are
-// checked against the reference afterwards, and how a failed check reads. The worker's
+// how many input sets a size set is timed on and how many trials it may run (both drawn from
+// the run's seed), which set each trial uses, how the GPU's per-trial mismatch counts are
+// judged, and how a failed check reads. The worker's
 // timing loop (gpu/executor_timing.cpp) follows the plan; nothing of it is visible to the kernel
 // (the kernel sees only its buffers, which are refreshed before every trial).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "task/compare.h"
 
 namespace ptxforge::gpu {
 
-// Input sets a size set is timed on. Fewer only when 8 copies of the inputs would take more
-// than half of the free device memory (never fewer than 2).
-constexpr int kTimingInputSets = 8;
-int timing_input_sets(size_t input_bytes_per_set, size_t free_device_bytes);
+// How many input sets a size set is timed on and how many trials it gets at most, drawn per
+// run and per size set from the run's seed (task::SeedUse::timing_plan), so that a kernel can
+// count its way neither to the last set of a cycle nor to the last trial. `wanted_sets` is
+// kMinInputSets..kMaxInputSets; `trial_cap` is the job's max_trials less a seed-drawn part of
+// up to a quarter of it (never below 1).
+constexpr int kMinInputSets = 5;
+constexpr int kMaxInputSets = 8;
+struct TimingPlan {
+  int wanted_sets = kMaxInputSets;
+  int trial_cap = 0;
+  uint64_t rotation_key = 0;  // Rotation's key (task::SeedUse::rotation)
+};
+TimingPlan plan_timing(uint64_t run_seed, std::string_view size_set, int max_trials);
+
+// The input sets that fit: `wanted`, fewer only when that many sets (each a copy of the inputs
+// and of the reference's outputs, `bytes_per_set`) would take more than half of the free
+// device memory; never fewer than 2.
+int timing_input_sets(size_t bytes_per_set, size_t free_device_bytes, int wanted);
 
 // Which input set trial t (0-based) uses: the trials visit the sets in cycles, each cycle a
 // fresh permutation drawn from `key` (derived from the run's seed), so the order is neither
@@ -36,31 +53,31 @@ class Rotation {
   std::vector<std::vector<int>> cycles_;  // drawn so far
 };
 
-// Which timed trials are checked. The number of trials is known only when the time budget
-// runs out, so a reservoir of `slots` trials is kept while they run: after trial t the
-// sampler says whether to save that trial's outputs and into which slot (replacing an
-// earlier one). At the end the slots hold a uniformly random subset of the trials, chosen
-// by the host from `key`; the last trial is checked too, from the buffers themselves.
-// With kCheckSlots = 4, at least 3 trials besides the last are checked once 4 trials ran.
-constexpr int kCheckSlots = 4;
-class TrialSampler {
- public:
-  TrialSampler(int slots, uint64_t key);
-  // Called after every trial, in order (0, 1, 2, ...): the slot to save its outputs into, or -1.
-  int offer(int trial);
-  // The trial each slot holds (-1: empty).
-  const std::vector<int>& held() const { return held_; }
-
- private:
-  uint64_t next();
-  std::vector<int> held_;
-  uint64_t state_;
-  int seen_ = 0;
+// Every timed trial is checked on the GPU (gpu/trial_check.h): one u64 mismatch counter per
+// trial and output, read once after the trials. What the host needs to judge a count: the
+// output's element count, type and tolerance.
+struct CheckedOutput {
+  std::string name;
+  size_t count = 0;
+  task::DType dtype = task::DType::f32;
+  task::Tolerance tol;
 };
 
-// The checked trials of a run of `trials`: those the slots hold and the last one, ascending,
-// each once.
-std::vector<int> checked_trials(const std::vector<int>& held, int trials);
+// The verdict compare_output gives for `mismatches` wrong elements of `o`, `never_written` of
+// them still holding the poison pattern (min_match applied, integers exact): the counts, the
+// matched fraction, pass, and the hint for an output never written at all. Errors, other hints
+// and the first mismatches stay empty: only the counts crossed the bus.
+task::Comparison comparison_from_count(const CheckedOutput& o, uint64_t mismatches, uint64_t never_written = 0);
+
+// The first of `trials` trials whose counters fail an output, with every output's comparison
+// for that trial; nullopt when all pass. Two counters per trial and output, trial-major:
+// counters[(t * outputs.size() + o) * 2] mismatches, [... + 1] never written.
+struct FailedTrial {
+  int trial = 0;  // 0-based
+  std::vector<task::Comparison> outputs;
+};
+std::optional<FailedTrial> first_failed_trial(const std::vector<uint64_t>& counters,
+                                              const std::vector<CheckedOutput>& outputs, int trials);
 
 // "timed trial 7 of 40 on size set 'small' (input set 3): 'c': 1021 of 1024 elements wrong
 // (hint)" — the first problem (a guard or input problem, else the first wrong output).

@@ -1,5 +1,6 @@
-// The timing plan without a GPU: the input-set rotation, the choice of checked trials and
-// the words of a failed check.
+// The timing plan without a GPU: the seed-drawn number of input sets and trial cap, the
+// input-set rotation, the judgement of the GPU's per-trial mismatch counts and the words of a
+// failed check.
 #include "gpu/timing_plan.h"
 
 #include <gtest/gtest.h>
@@ -11,14 +12,6 @@
 
 namespace ptxforge::gpu {
 namespace {
-
-TEST(TimingPlan, EightInputSetsUnlessMemoryIsShort) {
-  EXPECT_EQ(timing_input_sets(128 << 20, size_t{100} << 30), 8);
-  EXPECT_EQ(timing_input_sets(0, 0), 8) << "a task without inputs";
-  EXPECT_EQ(timing_input_sets(size_t{1} << 30, size_t{8} << 30), 4)
-      << "8 copies would take more than half the free memory";
-  EXPECT_EQ(timing_input_sets(size_t{1} << 30, size_t{1} << 30), 2) << "never fewer than 2";
-}
 
 TEST(TimingPlan, TheRotationUsesEverySetEquallyAndNeverTwiceInARow) {
   for (int sets : {2, 3, 8}) {
@@ -58,61 +51,99 @@ TEST(TimingPlan, TheRotationOrderComesFromTheKeyAndIsReproducible) {
   EXPECT_EQ(again.set_for(13), cycle2[5]) << "asking out of order gives the same set";
 }
 
-TEST(TimingPlan, TheLastTrialAndAtLeastThreeOthersAreChecked) {
-  for (int trials = 1; trials <= 120; ++trials) {
-    TrialSampler sampler(kCheckSlots,
-                         task::derive_seed(99, task::SeedUse::trial_pick, 0, static_cast<uint64_t>(trials)));
-    for (int t = 0; t < trials; ++t) sampler.offer(t);
-    std::vector<int> checked = checked_trials(sampler.held(), trials);
-    ASSERT_FALSE(checked.empty());
-    EXPECT_EQ(checked.back(), trials - 1) << "the last trial is always checked";
-    EXPECT_GE(static_cast<int>(checked.size()) - 1, std::min(3, trials - 1)) << trials << " trials";
-    EXPECT_TRUE(std::is_sorted(checked.begin(), checked.end()));
-    EXPECT_EQ(std::set<int>(checked.begin(), checked.end()).size(), checked.size()) << "each once";
-    for (int t : checked) {
-      EXPECT_GE(t, 0);
-      EXPECT_LT(t, trials);
-    }
+// The number of input sets and the trial cap differ between runs and between size sets, so a
+// kernel cannot count its way to a known trial or to the end of a rotation cycle; the same
+// seed gives the same plan (a run is reproducible from its recorded seed).
+TEST(TimingPlan, SetsAndTrialCapVaryWithTheSeed) {
+  std::set<int> sets, caps;
+  for (uint64_t seed = 0; seed < 400; ++seed) {
+    TimingPlan p = plan_timing(seed, "large", 100);
+    EXPECT_GE(p.wanted_sets, kMinInputSets);
+    EXPECT_LE(p.wanted_sets, kMaxInputSets);
+    EXPECT_GE(p.trial_cap, 75) << "at most a quarter fewer trials";
+    EXPECT_LE(p.trial_cap, 100);
+    sets.insert(p.wanted_sets);
+    caps.insert(p.trial_cap);
   }
+  EXPECT_EQ(sets.size(), 4u) << "every count from 5 to 8 occurs";
+  EXPECT_GT(caps.size(), 20u) << "the cap is not one of a few values";
+  TimingPlan a = plan_timing(42, "large", 100), b = plan_timing(42, "large", 100);
+  EXPECT_EQ(a.wanted_sets, b.wanted_sets);
+  EXPECT_EQ(a.trial_cap, b.trial_cap);
+  EXPECT_EQ(a.rotation_key, b.rotation_key);
+  int differ = 0;
+  for (uint64_t seed = 0; seed < 50; ++seed) {
+    TimingPlan x = plan_timing(seed, "small", 100), y = plan_timing(seed, "large", 100);
+    differ += x.trial_cap != y.trial_cap || x.rotation_key != y.rotation_key;
+  }
+  EXPECT_EQ(differ, 50) << "each size set draws its own plan";
+  EXPECT_EQ(plan_timing(7, "x", 1).trial_cap, 1) << "a cap of one trial stays one";
+  EXPECT_GE(plan_timing(7, "x", 0).trial_cap, 1) << "never zero trials";
 }
 
-TEST(TimingPlan, OfferSaysWhichSlotToSaveInto) {
-  TrialSampler sampler(4, 5);
-  for (int t = 0; t < 4; ++t) EXPECT_EQ(sampler.offer(t), t) << "the first trials fill the slots";
-  int saves = 0;
-  for (int t = 4; t < 100; ++t) {
-    int slot = sampler.offer(t);
-    if (slot < 0) continue;
-    ++saves;
-    EXPECT_LT(slot, 4);
-    EXPECT_EQ(sampler.held()[static_cast<size_t>(slot)], t) << "the slot now holds the trial just saved";
-  }
-  EXPECT_GT(saves, 3) << "later trials replace earlier ones";
-  EXPECT_LT(saves, 40) << "few copies: about 4 ln(100/4)";
+TEST(TimingPlan, TheWantedSetsUnlessMemoryIsShort) {
+  EXPECT_EQ(timing_input_sets(128 << 20, size_t{100} << 30, 7), 7);
+  EXPECT_EQ(timing_input_sets(0, 0, 6), 6) << "a task without inputs";
+  EXPECT_EQ(timing_input_sets(size_t{1} << 30, size_t{8} << 30, 8), 4)
+      << "8 sets (inputs and reference outputs) would take more than half the free memory";
+  EXPECT_EQ(timing_input_sets(size_t{1} << 30, size_t{1} << 30, 5), 2) << "never fewer than 2";
 }
 
-// The kernel cannot know which trials are checked: the choice depends on a key it never sees,
-// and over keys every trial is as likely to be checked as any other.
-TEST(TimingPlan, CheckedTrialsAreSecretAndUniform) {
-  const int trials = 40, runs = 4000;
-  std::vector<int> hits(trials, 0);
-  std::set<std::vector<int>> choices;
-  for (int k = 0; k < runs; ++k) {
-    TrialSampler sampler(kCheckSlots, task::derive_seed(static_cast<uint64_t>(k), task::SeedUse::trial_pick, 1));
-    for (int t = 0; t < trials; ++t) sampler.offer(t);
-    auto checked = checked_trials(sampler.held(), trials);
-    choices.insert(checked);
-    for (int t : checked)
-      if (t != trials - 1) ++hits[static_cast<size_t>(t)];
-  }
-  EXPECT_GT(choices.size(), 3000u) << "the choice changes with the key";
-  // Each of the first 39 trials is held with probability 4/40 (less when the last trial took a slot).
-  for (int t = 0; t < trials - 1; ++t) {
-    EXPECT_GT(hits[static_cast<size_t>(t)], runs * 0.065) << "trial " << t;
-    EXPECT_LT(hits[static_cast<size_t>(t)], runs * 0.135) << "trial " << t;
-  }
-  TrialSampler a(kCheckSlots, 17), b(kCheckSlots, 17);
-  for (int t = 0; t < 50; ++t) EXPECT_EQ(a.offer(t), b.offer(t)) << "the same key, the same choice";
+// The host judges the GPU's counts as compare_output judges its own: min_match, and integers
+// exact whatever the tolerance says.
+TEST(TimingPlan, ACountIsJudgedAsCompareOutputJudgesIt) {
+  CheckedOutput strict{"c", 1000, task::DType::f32, {1e-5, 1e-6, 1.0}};
+  EXPECT_TRUE(comparison_from_count(strict, 0).pass);
+  EXPECT_FALSE(comparison_from_count(strict, 1).pass) << "one wrong element fails min_match = 1";
+  CheckedOutput loose{"c", 1000, task::DType::f32, {1e-5, 1e-6, 0.99}};
+  EXPECT_TRUE(comparison_from_count(loose, 10).pass) << "990 of 1000 matched";
+  EXPECT_FALSE(comparison_from_count(loose, 11).pass);
+  EXPECT_EQ(comparison_from_count(loose, 11).mismatches, 11u);
+  EXPECT_DOUBLE_EQ(comparison_from_count(loose, 11).matched_fraction, 0.989);
+  EXPECT_FALSE(comparison_from_count(strict, 5000).pass) << "a count above the element count is never a pass";
+  CheckedOutput empty{"c", 0, task::DType::u32, {}};
+  EXPECT_TRUE(comparison_from_count(empty, 0).pass);
+  // The same counts through compare_output itself.
+  std::vector<float> e(1000, 1.0f), a(1000, 1.0f);
+  for (int i = 0; i < 11; ++i) a[static_cast<size_t>(i)] = 2.0f;
+  auto ref = task::compare_output("c", e.data(), a.data(), task::DType::f32, 1000, loose.tol);
+  EXPECT_EQ(ref.pass, comparison_from_count(loose, ref.mismatches).pass);
+  EXPECT_DOUBLE_EQ(ref.matched_fraction, comparison_from_count(loose, ref.mismatches).matched_fraction);
+}
+
+TEST(TimingPlan, TheFirstFailedTrialIsNamedWithEveryOutput) {
+  std::vector<CheckedOutput> outs = {{"c", 100, task::DType::f32, {}}, {"d", 10, task::DType::u32, {}}};
+  std::vector<uint64_t> counters(5 * 2 * 2, 0);
+  EXPECT_FALSE(first_failed_trial(counters, outs, 5).has_value()) << "all zero: every trial passed";
+  counters[(3 * 2 + 1) * 2] = 4;  // trial 3, output d: 4 wrong
+  counters[(3 * 2 + 1) * 2 + 1] = 3;  // 3 of them never written
+  counters[(4 * 2 + 0) * 2] = 100;
+  auto f = first_failed_trial(counters, outs, 5);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->trial, 3);
+  ASSERT_EQ(f->outputs.size(), 2u);
+  EXPECT_TRUE(f->outputs[0].pass);
+  EXPECT_FALSE(f->outputs[1].pass);
+  EXPECT_EQ(f->outputs[1].mismatches, 4u);
+  EXPECT_EQ(describe_trial_failure(f->trial, 5, 1, "small", {}, f->outputs),
+            "timed trial 4 of 5 on size set 'small' (input set 2): 'd': 4 of 10 elements wrong, 3 never written");
+  EXPECT_FALSE(first_failed_trial(counters, outs, 3).has_value()) << "only the trials that ran are judged";
+  auto missing = first_failed_trial({0, 0, 0, 0}, outs, 2);
+  ASSERT_TRUE(missing.has_value()) << "a trial whose counters were not read back is not a pass";
+  EXPECT_EQ(missing->trial, 1);
+}
+
+// A trial that wrote nothing reads as verify's words do, so the reason names it.
+TEST(TimingPlan, AnOutputNeverWrittenSaysSo) {
+  CheckedOutput c{"c", 1024, task::DType::f32, {}};
+  task::Comparison all = comparison_from_count(c, 1024, 1024);
+  EXPECT_FALSE(all.pass);
+  EXPECT_NE(all.hint.find("never written"), std::string::npos);
+  EXPECT_EQ(describe_trial_failure(6, 40, 2, "large", {}, {all}),
+            "timed trial 7 of 40 on size set 'large' (input set 3): 'c': 1024 of 1024 elements wrong, 1024 never "
+            "written (the output was never written (every element still holds the poison pattern))");
+  EXPECT_TRUE(comparison_from_count(c, 10, 4).hint.empty());
+  EXPECT_FALSE(comparison_from_count(c, 2, 3).pass) << "more unwritten than wrong is no count a comparison gives";
 }
 
 TEST(TimingPlan, AFailedTrialSaysWhichTrialAndWhy) {

@@ -74,5 +74,33 @@ TEST(TimingProtocol, CheckedTrialsAndCaseSeedsRoundTrip) {
   EXPECT_EQ(vb->verify->cases[0].seed_index, 2);
 }
 
+// What checking every trial cost, per size set, reaches the record; a passing trial is written
+// without its empty problem, so a hundred of them stay short.
+TEST(TimingProtocol, TheCostOfTheChecksAndTheTrialCapRoundTrip) {
+  Outcome o;
+  TimeReport t;
+  SizeTiming st;
+  st.size_set = "large";
+  st.trial_cap = 87;
+  st.cost = {0.5, 2.25, 0.125, 0.0625, 1.5};
+  st.checked = {{1, 3, false, true, ""}};
+  t.sizes.push_back(st);
+  o.time = t;
+  std::string line = encode_outcome(o);
+  EXPECT_EQ(line.find("\"problem\""), std::string::npos) << line;
+  auto back = decode_outcome(line);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  const SizeTiming& b = back->time->sizes[0];
+  EXPECT_EQ(b.trial_cap, 87);
+  EXPECT_DOUBLE_EQ(b.cost.expected_s, 0.5);
+  EXPECT_DOUBLE_EQ(b.cost.candidate_s, 2.25);
+  EXPECT_DOUBLE_EQ(b.cost.compare_gpu_s, 0.125);
+  EXPECT_DOUBLE_EQ(b.cost.check_s, 0.0625);
+  EXPECT_DOUBLE_EQ(b.cost.baselines_s, 1.5);
+  ASSERT_EQ(b.checked.size(), 1u);
+  EXPECT_TRUE(b.checked[0].pass);
+  EXPECT_FALSE(b.checked[0].last);
+}
+
 }  // namespace
 }  // namespace ptxforge::gpu

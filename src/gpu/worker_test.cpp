@@ -235,6 +235,9 @@ TEST(Layers, OnlyTheWorkerIncludesTheDriver) {
                                              "guarded_memory_cuda.cpp",
                                              "input_check.h",
                                              "input_check.cpp",
+                                             "trial_check.h",
+                                             "trial_check.cpp",
+                                             "trial_check_gpu_test.cpp",
                                              "executor_detail.h"};
   int files = 0;
   for (const char* dir : {"src", "tools"})
