@@ -11,8 +11,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "eval/stages.h"
+#include "eval/prove_work.h"
 #include "eval/sanitize.h"
+#include "eval/stages.h"
 #include "gpu/worker.h"
 #include "ptx/instrument.h"
 #include "ptx/parser.h"
@@ -117,14 +118,18 @@ std::string group_name(const std::vector<std::string>& families, const std::vect
 
 // The executed proof: a copy of the candidate with a counter before every instruction of a
 // required family (ptx/instrument.h), assembled like the candidate and run once over the
-// verify cases (one seed). It must still verify; its counters fill p.executed.
-std::optional<ExecutedProblem> prove_executed(StageContext& ctx) {
+// verify cases (one seed). It must still verify, with the outputs of the timed binary; its
+// counters, one per work class, fill p.executed and weigh each execution by its work
+// (eval/prove_work.h). `sass` is the timed binary's reachable SASS where it was listed: a
+// family with none of its opcodes there, or a wgmma shape absent from it, counts nothing,
+// since ptxas deleted those instructions from the binary that was timed.
+std::optional<ExecutedProblem> prove_executed(StageContext& ctx, const std::optional<toolchain::SassListing>& sass) {
   RunRecord& r = ctx.record;
   const auto& families = ctx.task.required_instructions;
   auto plain = [](std::string s) { return ExecutedProblem{s, s}; };
   // A secret odd increment: a slot the kernel wrote to by address no longer divides by it.
   const uint64_t increment = (task::fresh_seed() % (uint64_t{1} << 30)) * 2 + 1001;
-  auto inst = ptx::instrument_executed(ctx.candidate.ptx, ctx.candidate.module, families, increment);
+  auto inst = ptx::instrument_executed(ctx.candidate.ptx, ctx.candidate.module, families, increment, work_class);
   if (!inst) return plain("cannot count executions: " + inst.error().message);
   std::string ptx_path = ctx.work_dir + "/instrumented.ptx", cubin_path = ctx.work_dir + "/instrumented.cubin";
   if (auto s = write_file(ptx_path, inst->ptx); !s) return plain(s.error().message);
@@ -156,7 +161,7 @@ std::optional<ExecutedProblem> prove_executed(StageContext& ctx) {
   job.kind = gpu::JobKind::verify;
   job.candidate_cubin = cubin_path;
   job.seeds = 1;
-  job.executed_slots = static_cast<int>(families.size());
+  job.executed_slots = static_cast<int>(inst->slots.size());
   gpu::Outcome out = ctx.worker.run(job, ctx.opts.verify_timeout);
   if (out.failure) {
     ExecutedProblem p;
@@ -182,28 +187,64 @@ std::optional<ExecutedProblem> prove_executed(StageContext& ctx) {
                           "thread's path, so the kernel depends on something they disturb (timing, a race)";
       return p;
     }
-  // Per case: the counts (each a multiple of the increment, or the kernel wrote to them) and
-  // the floors of [min_executed], evaluated on the case's own sizes. A group of alternatives
-  // is short where its families' counts, each over its own floor, add up to less than one.
+  // The copy's outputs must be the timed binary's on the same inputs (seed 1 of each case): a
+  // kernel that tells the copy apart and takes another path there proves nothing.
+  if (r.verify)
+    for (auto& c : out.verify->cases)
+      for (auto& v : r.verify->cases)
+        if (v.size_set == c.size_set && v.seed == c.seed && v.trivial.empty() && v.output_digest && c.output_digest &&
+            v.output_digest != c.output_digest) {
+          std::string person = fmt::format(
+              "the copy with execution counters gave other outputs than the candidate on the same inputs (size set "
+              "'{}'{}): the kernel takes another path when it is counted, or its results depend on timing",
+              c.size_set, c.shown ? "" : ", held back");
+          return ExecutedProblem{person, c.shown ? person
+                                                 : "the copy with execution counters gave other outputs than the "
+                                                   "candidate on the same inputs (a held-back size): the kernel takes "
+                                                   "another path when it is counted, or its results depend on timing"};
+        }
+  // Per case: the counts per slot (each a multiple of the increment, or the kernel wrote to
+  // them), weighed by each slot's work on the case's sizes, and the floors of [min_executed]
+  // in each family's unit. A group of alternatives is short where its families' work, each
+  // over its own floor, adds up to less than one.
   const auto groups = group_indices(ctx.task);
   std::vector<uint64_t> total(families.size(), 0);
   std::vector<std::string> token;
   std::vector<size_t> token_groups;
   bool token_held_back = false;
+  // What the timed binary lacks counts nothing: a family none of whose opcodes is in its
+  // reachable SASS (an alternative ptxas deleted), a wgmma shape it does not hold.
+  auto live = [&](size_t family, const ptx::CounterSlot& slot) {
+    if (!sass) return true;
+    if (r.proofs[family].in_sass == false) return false;
+    return shape_in_sass(slot.work, *sass);
+  };
   for (auto& c : out.verify->cases) {
-    if (c.executed.size() != families.size())
-      return plain(fmt::format("the worker returned {} execution counters for {} families", c.executed.size(), families.size()));
+    if (c.executed.size() != inst->slots.size())
+      return plain(fmt::format("the worker returned {} execution counters for {} counter slots", c.executed.size(),
+                               inst->slots.size()));
     const task::SizeSet* set = nullptr;
     for (auto& s : ctx.task.sizes)
       if (s.name == c.size_set) set = &s;
-    std::vector<uint64_t> warps(families.size(), 0);
+    std::vector<uint64_t> warps(families.size(), 0), work(families.size(), 0);
     std::vector<std::optional<uint64_t>> floors(families.size());
-    for (size_t i = 0; i < families.size(); ++i) {
-      if (c.executed[i] % increment != 0)
+    for (size_t k = 0; k < inst->slots.size(); ++k) {
+      const ptx::CounterSlot& slot = inst->slots[k];
+      if (c.executed[k] % increment != 0)
         return plain(fmt::format("the execution counter of {} was changed by something other than the inserted code: the "
                                  "kernel writes to memory it was not given",
-                                 families[i]));
-      warps[i] = c.executed[i] / increment;
+                                 families[slot.families.front()]));
+      uint64_t n = c.executed[k] / increment;
+      for (size_t i : slot.families) {
+        if (!live(i, slot)) continue;
+        warps[i] += n;
+        if (!set) continue;
+        auto weight = work_weight(slot.work, unit_of_family(families[i]), ctx.task, ctx.candidate.launch, *set);
+        if (!weight) return plain(weight.error().message);
+        work[i] += n * *weight;
+      }
+    }
+    for (size_t i = 0; i < families.size(); ++i) {
       total[i] += warps[i];
       if (!set) continue;
       auto floor = floor_for(ctx.task, families[i], *set);
@@ -212,22 +253,20 @@ std::optional<ExecutedProblem> prove_executed(StageContext& ctx) {
       if (*floor) r.proofs[i].min_warps = std::max(r.proofs[i].min_warps, **floor);
     }
     for (size_t g = 0; g < groups.size(); ++g) {
-      auto share = floor_share(groups[g], warps, floors);
+      auto share = floor_share(groups[g], work, floors);
       if (!share || *share >= 1.0 || token.size() >= 4) continue;
       token_groups.push_back(g);
-      std::vector<std::string> ran, need;
+      std::vector<std::string> did, need;
       for (size_t i : groups[g]) {
-        ran.push_back(fmt::format("{} ran {}", families[i], warps[i]));
-        need.push_back(fmt::format("{}", *floors[i]));
+        std::string_view unit = to_string(unit_of_family(families[i]));
+        did.push_back(unit_of_family(families[i]) == WorkUnit::executions
+                          ? fmt::format("{} ran {} warp executions", families[i], warps[i])
+                          : fmt::format("{} did {} {} ({} warp executions)", families[i], work[i], unit, warps[i]));
+        need.push_back(fmt::format("{} {}", *floors[i], unit));
       }
-      token.push_back(
-          groups[g].size() == 1
-              ? fmt::format("{} warp executions on size set '{}'{} where the task's work needs at least {}", ran[0],
-                            c.size_set, c.shown ? "" : " (held back)", need[0])
-              : fmt::format("{} warp executions on size set '{}'{}: together {:.0f}% of what the task's work "
-                            "needs ({} of them respectively, alone)",
-                            fmt::join(ran, " and "), c.size_set, c.shown ? "" : " (held back)", 100 * *share,
-                            fmt::join(need, " or ")));
+      token.push_back(fmt::format("{} on size set '{}'{}: {:.0f}% of the work the task needs of {} (at least {})",
+                                  fmt::join(did, " and "), c.size_set, c.shown ? "" : " (held back)", 100 * *share,
+                                  groups[g].size() == 1 ? "it" : "them together", fmt::join(need, " or ")));
       token_held_back = token_held_back || !c.shown;
     }
   }
@@ -242,7 +281,7 @@ std::optional<ExecutedProblem> prove_executed(StageContext& ctx) {
   if (!token.empty() && !all_idle) {
     ExecutedProblem p;
     p.person = fmt::format("{}: the required instructions do only part of the work", fmt::join(token, "; "));
-    p.model = token_held_back ? "a required instruction family ran fewer times than the task's work needs on a held-back "
+    p.model = token_held_back ? "a required instruction family did less of the work than the task needs on a held-back "
                                 "size: the required instructions do only part of the work"
                               : p.person;
     return p;
@@ -298,6 +337,9 @@ std::optional<ExecutedProblem> prove_with_ncu(StageContext& ctx) {
       warps[i] += c.warp_executions;
     }
     p.ncu_threads = threads;
+    // ncu counts SASS warp executions: only a floor in that unit compares with them (the
+    // instrumented copy has held work floors to each instruction's work already).
+    if (unit_of_family(p.family) != WorkUnit::executions) continue;
     if (auto floor = floor_for(ctx.task, p.family, *smallest); floor && *floor) floors[i] = *floor;
     if (threads == 0 && p.executed == true)
       unseen.push_back(fmt::format("{} (the instrumented copy counted {} warp executions over every case, ncu no thread "
@@ -319,6 +361,40 @@ std::optional<ExecutedProblem> prove_with_ncu(StageContext& ctx) {
   if (!unseen.empty())
     return ExecutedProblem{fmt::format("ncu disagrees on size set '{}': {}", smallest->name, fmt::join(unseen, "; ")),
                            fmt::format("ncu disagrees on size set '{}': {}", smallest->name, fmt::join(unseen, "; "))};
+  return std::nullopt;
+}
+
+// A family that only does anything between the CTAs of a cluster (barrier.cluster, mapa,
+// getctarank, an access to .shared::cluster).
+bool is_cluster_family(std::string_view f) {
+  return starts_with_dotted(f, "barrier.cluster") || starts_with_dotted(f, "mapa") || starts_with_dotted(f, "getctarank") ||
+         f.find(".shared::cluster") != std::string_view::npos;
+}
+
+// A task that requires a cluster family needs clusters of more than one CTA on every size set:
+// a "cluster" of one block satisfies barrier.cluster and mapa without any cluster work. The
+// problem names the first size set where no launch of the candidate has one.
+std::optional<ExecutedProblem> one_block_clusters(const StageContext& ctx) {
+  std::vector<std::string> needs;
+  for (auto& f : ctx.task.required_instructions)
+    if (is_cluster_family(f)) needs.push_back(f);
+  if (needs.empty()) return std::nullopt;
+  for (auto& set : ctx.task.sizes) {
+    bool many = false;
+    for (auto& l : ctx.candidate.launch.launches) {
+      if (!l.has_cluster) continue;
+      auto dims = l.cluster.evaluate(set.values);
+      many = many || (dims && (*dims)[0] * (*dims)[1] * (*dims)[2] > 1);
+    }
+    if (many) continue;
+    std::string person = fmt::format("{} need clusters of more than one CTA, and no launch on size set '{}'{} has one: "
+                                     "a one-block cluster does no work between CTAs",
+                                     fmt::join(needs, ", "), set.name, set.shown ? "" : " (held back)");
+    return ExecutedProblem{person, set.shown ? person
+                                             : fmt::format("{} need clusters of more than one CTA, and no launch on a "
+                                                           "held-back size has one",
+                                                           fmt::join(needs, ", "))};
+  }
   return std::nullopt;
 }
 
@@ -365,13 +441,27 @@ StageResult prove(StageContext& ctx) {
 
   // In the SASS.
   std::string where;
+  std::optional<toolchain::SassListing> reachable_sass;
   auto cubin = read_file(ctx.candidate.cubin_path);
   Result<toolchain::SassListing> listing = cubin ? toolchain::disassemble(*cubin) : Result<toolchain::SassListing>(cubin.error());
+  // Only the launched entries and what they call count: a required opcode in a second entry
+  // that is never launched, or in a device function nothing calls, proves nothing.
+  if (listing) {
+    std::vector<std::string> launched, entries;
+    for (auto& l : ctx.candidate.launch.launches)
+      if (std::find(launched.begin(), launched.end(), l.entry) == launched.end()) launched.push_back(l.entry);
+    for (auto& item : ctx.candidate.module.items)
+      if (auto* fn = std::get_if<ptx::Function>(&item.node); fn && fn->is_entry) entries.emplace_back(fn->name);
+    std::string tool = listing->tool;
+    listing = listing->reachable_from(launched, entries);
+    if (listing) listing->tool = tool + ", functions reachable from the launched entries";
+  }
   if (!listing) {
     r.sass_note = "SASS proof unavailable: " + listing.error().message;
     where = fmt::format("occur in the PTX ({})", r.sass_note);
   } else {
     r.sass_note = listing->tool;
+    reachable_sass = *listing;
     prove_in_sass(*listing, r.proofs);
     std::vector<std::string> dropped, unmapped;
     for (auto& g : groups) {
@@ -392,13 +482,15 @@ StageResult prove(StageContext& ctx) {
                                            fmt::join(unmapped, ", "));
   }
 
+  if (auto problem = one_block_clusters(ctx)) return failed(std::move(*problem));
+
   // Executed.
   if (!r.gpu_verified || !ctx.job) {
     r.executed_note = "execution not proven: the candidate was not verified on a GPU";
     return verdict(StageStatus::passed,
                    fmt::format("all {} required instruction families {}; {}", groups.size(), where, r.executed_note));
   }
-  if (auto problem = prove_executed(ctx)) {
+  if (auto problem = prove_executed(ctx, reachable_sass)) {
     r.executed_note = problem->person;
     return failed(std::move(*problem));
   }

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <tuple>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "agent/feedback.h"
@@ -22,6 +24,8 @@ const std::string kRoot = PTXFORGE_SOURCE_DIR;
 // A GPU that passes every case; the instrumented copy's verify job gets `counts` back.
 struct ScriptedGpu {
   std::vector<uint64_t> counts;  // warps per family, in each case
+  std::vector<std::string> families = {"add.f32", "bra"};
+  bool other_outputs = false;  // the copy's outputs differ from the candidate's
   bool instrumented_fails_held_back = false;
   bool tamper = false;  // the kernel adds 1 to slot 0 by address
   std::shared_ptr<std::string> instrumented_ptx = std::make_shared<std::string>();  // read while the run's folder exists
@@ -48,16 +52,34 @@ struct ScriptedGpu {
     if (job.executed_slots > 0) {
       auto text = read_file(job.candidate_cubin.substr(0, job.candidate_cubin.size() - 5) + "ptx");
       *instrumented_ptx = text ? *text : "";
-      // What the inserted code adds per warp: the secret increment written into the copy.
+      // What the inserted code adds per warp: the secret increment written into the copy. Each
+      // slot counts what `counts` says of the family of the first instruction after its code.
       uint64_t k = 1;
-      size_t at = instrumented_ptx->find("red.global.add.u64 [__ptxforge_executed+0], ");
-      if (at != std::string::npos) k = std::stoull(instrumented_ptx->substr(at + 44));
-      for (auto& c : v.cases)
-        for (size_t i = 0; i < counts.size(); ++i) {
-          c.executed.push_back(counts[i] * k + (tamper && i == 0 ? 1 : 0));
+      size_t at = instrumented_ptx->find("red.global.add.u64 [%__ptxforge_base+0], ");
+      if (at != std::string::npos) k = std::stoull(instrumented_ptx->substr(at + 41));
+      std::vector<uint64_t> slots;
+      for (int slot = 0; slot < job.executed_slots; ++slot) {
+        size_t here = instrumented_ptx->find(fmt::format("[%__ptxforge_base+{}], ", 8 * slot));
+        size_t after = instrumented_ptx->find("} ", here) + 2;
+        std::string rest = instrumented_ptx->substr(after, 80);
+        if (rest[0] == '@') rest = rest.substr(rest.find(' ') + 1);
+        std::string opcode = rest.substr(0, rest.find_first_of(" \t"));
+        uint64_t n = 0;
+        for (size_t i = 0; i < families.size() && i < counts.size(); ++i)
+          if (starts_with_dotted(opcode, families[i])) n = counts[i];
+        slots.push_back(n);
+      }
+      for (auto& c : v.cases) {
+        for (size_t i = 0; i < slots.size(); ++i) {
+          c.executed.push_back(slots[i] * k + (tamper && i == 0 ? 1 : 0));
           if (v.executed.size() <= i) v.executed.push_back(0);
           v.executed[i] += c.executed[i];
         }
+        if (counts.empty()) c.executed.clear();
+        c.output_digest = other_outputs ? 2 : 1;
+      }
+    } else {
+      for (auto& c : v.cases) c.output_digest = 1;
     }
     o.verify = v;
     return o;
@@ -112,9 +134,10 @@ TEST_F(ProveTest, AnInstrumentedCopyRunsOnceAndItsCountsProveExecution) {
   EXPECT_EQ(counted->seeds, 1);
   EXPECT_TRUE(ends_with(counted->candidate_cubin, "/instrumented.cubin")) << counted->candidate_cubin;
   EXPECT_EQ(counted->seed, r.seed) << "the copy sees the run's inputs";
-  size_t slot1 = g.instrumented_ptx->find("red.global.add.u64 [__ptxforge_executed+8], ");
-  ASSERT_NE(slot1, std::string::npos) << "bra counts into slot 1";
-  uint64_t k = std::stoull(g.instrumented_ptx->substr(slot1 + 44));
+  size_t slot1 = g.instrumented_ptx->find("red.global.add.u64 [%__ptxforge_base+8], ");
+  ASSERT_NE(slot1, std::string::npos) << "a second slot";
+  uint64_t k = std::stoull(g.instrumented_ptx->substr(slot1 + 41));
+  EXPECT_EQ(g.instrumented_ptx->find(".global .align 8 .u64"), std::string::npos) << "no counters in the module";
   EXPECT_TRUE(k % 2 == 1 && k > 1000) << "a secret odd increment, not 1: " << k;
 
   auto j = nlohmann::json::parse(render_report_json(r));
@@ -147,8 +170,9 @@ TEST_F(ProveTest, AFamilyThatCarriesOnlyATokenPartOfTheWorkFailsOnTheCaseItShort
   RunRecord r = run(w, solution());
   const StageResult* prove = r.find_stage(StageId::prove);
   EXPECT_EQ(prove->status, StageStatus::failed);
-  EXPECT_NE(prove->summary.find("add.f32 ran 4096 warp executions on size set 'odd' (held back) where the task's work needs "
-                                "at least 31251: the required instructions do only part of the work"),
+  EXPECT_NE(prove->summary.find("add.f32 ran 4096 warp executions on size set 'odd' (held back): 13% of the work the task "
+                                "needs of it (at least 31251 warp executions): the required instructions do only part of "
+                                "the work"),
             std::string::npos)
       << prove->summary;
   EXPECT_EQ(prove->summary.find("'small'"), std::string::npos) << "small's 4096 are above its floor of 32";
@@ -171,7 +195,8 @@ TEST_F(ProveTest, ACounterTheKernelWroteToByAddressFails) {
   RunRecord r = run(w, solution());
   const StageResult* prove = r.find_stage(StageId::prove);
   EXPECT_EQ(prove->status, StageStatus::failed);
-  EXPECT_NE(prove->summary.find("the execution counter of add.f32 was changed by something other than the inserted code"),
+  EXPECT_NE(prove->summary.find("was changed by something other than the inserted code: the kernel writes to memory it "
+                                "was not given"),
             std::string::npos)
       << prove->summary;
 }
@@ -195,7 +220,9 @@ TEST_F(ProveTest, TooFewCountersIsAFailureNotAPass) {
   w.answer = ScriptedGpu{{}};
   RunRecord r = run(w, solution());
   EXPECT_EQ(r.find_stage(StageId::prove)->status, StageStatus::failed);
-  EXPECT_NE(r.find_stage(StageId::prove)->summary.find("returned 0 execution counters for 2 families"), std::string::npos);
+  EXPECT_NE(r.find_stage(StageId::prove)->summary.find("returned 0 execution counters for 2 counter slots"),
+            std::string::npos)
+      << r.find_stage(StageId::prove)->summary;
 }
 
 TEST_F(ProveTest, WithoutAGpuExecutionIsNotClaimed) {
@@ -229,7 +256,9 @@ TEST_F(ProveTest, OneOfTwoAlternativesProvesItsGroup) {
   task_.min_executed.emplace("add.f32", *task::SizeExpr::parse("4096"));
   task_.min_executed.emplace("wgmma.mma_async", *task::SizeExpr::parse("128"));
   gpu::FakeWorker w;
-  w.answer = ScriptedGpu{{4096, 0, 12}};
+  ScriptedGpu g{{4096, 0, 12}};
+  g.families = task_.required_instructions;
+  w.answer = g;
   RunRecord r = run(w, solution());
   const StageResult* prove = r.find_stage(StageId::prove);
   ASSERT_NE(prove, nullptr);
@@ -283,10 +312,92 @@ TEST_F(ProveTest, AlternativesShareTheFloor) {
   const StageResult* prove = r.find_stage(StageId::prove);
   EXPECT_EQ(prove->status, StageStatus::failed);
   EXPECT_NE(
-      prove->summary.find("add.f32 ran 2048 and bra ran 6 warp executions on size set 'small': together 75% of what "
-                          "the task's work needs (4096 or 24 of them respectively, alone)"),
+      prove->summary.find("add.f32 ran 2048 warp executions and bra ran 6 warp executions on size set 'small': 75% of "
+                          "the work the task needs of them together (at least 4096 warp executions or 24 warp executions)"),
       std::string::npos)
       << prove->summary;
+}
+
+// The copy's outputs must be the timed binary's: a kernel that notices it is being counted and
+// takes another path there fails, naming the size set only to people.
+TEST_F(ProveTest, TheCopyMustGiveTheCandidatesOutputs) {
+  gpu::FakeWorker w;
+  ScriptedGpu g{{4096, 12}};
+  g.other_outputs = true;
+  w.answer = g;
+  RunRecord r = run(w, solution());
+  const StageResult* prove = r.find_stage(StageId::prove);
+  EXPECT_EQ(prove->status, StageStatus::failed);
+  EXPECT_NE(prove->summary.find("gave other outputs than the candidate on the same inputs (size set 'small')"),
+            std::string::npos)
+      << prove->summary;
+}
+
+// A kernel for vector_add that also runs one small mma.sync (m16n8k8: 1024 multiply-adds) per
+// warp: the count of executions is what a floor sized for m16n8k16 would accept, the work half.
+TEST_F(ProveTest, ASmallShapeCountsItsWorkNotItsExecutions) {
+  std::string text = *read_file(solution());
+  text.replace(text.find(".reg .pred %p;"), 0,
+               ".reg .b32 %h<4>; .reg .f32 %d<4>;\n    mov.b32 %h0, 0; mov.b32 %h1, 0; mov.b32 %h2, 0; mov.f32 %d0, 0f00000000;\n"
+               "    mov.f32 %d1, 0f00000000; mov.f32 %d2, 0f00000000; mov.f32 %d3, 0f00000000;\n"
+               "    mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%d0, %d1, %d2, %d3}, {%h0, %h1}, {%h2}, "
+               "{%d0, %d1, %d2, %d3};\n");
+  std::string path = ::testing::TempDir() + "/small_mma.ptx";
+  ASSERT_TRUE(write_file(path, text).ok());
+  task_.required_instructions = {"mma.sync"};
+  task_.required_groups = {{"mma.sync"}};
+  // As if sized for m16n8k16: 100 executions' worth of 2048 multiply-adds on every case.
+  task_.min_executed.emplace("mma.sync", *task::SizeExpr::parse("100 * 2048"));
+  gpu::FakeWorker w;
+  ScriptedGpu g{{100}};
+  g.families = task_.required_instructions;
+  w.answer = g;
+  RunRecord r = run(w, path);
+  const StageResult* prove = r.find_stage(StageId::prove);
+  ASSERT_NE(prove, nullptr);
+  EXPECT_EQ(prove->status, StageStatus::failed) << prove->summary;
+  EXPECT_NE(prove->summary.find("mma.sync did 102400 multiply-adds (100 warp executions) on size set 'small': 50% of the "
+                                "work the task needs of it (at least 204800 multiply-adds)"),
+            std::string::npos)
+      << prove->summary;
+
+  gpu::FakeWorker twice;
+  ScriptedGpu g2{{200}};
+  g2.families = task_.required_instructions;
+  twice.answer = g2;
+  RunRecord ok = run(twice, path);
+  EXPECT_EQ(ok.find_stage(StageId::prove)->status, StageStatus::passed) << ok.find_stage(StageId::prove)->summary;
+}
+
+// A task that requires a cluster family needs clusters of more than one CTA.
+TEST_F(ProveTest, ClusterFamiliesNeedClustersOfMoreThanOneBlock) {
+  std::string text = *read_file(solution());
+  text.replace(text.find(".target sm_80"), 13, ".target sm_90");
+  text.replace(text.find("    ret;"), 0, "    barrier.cluster.arrive;\n    barrier.cluster.wait;\n");
+  std::string one = text, two = text;
+  one.replace(one.find("smem=0"), 6, "smem=0 cluster=(1, 1, 1)");
+  two.replace(two.find("smem=0"), 6, "smem=0 cluster=(2, 1, 1)");
+  two.replace(two.find("min(ceil_div(n, 256), 1056)"), 27, "2 * min(ceil_div(n, 512), 528)");
+  task_.required_instructions = {"barrier.cluster"};
+  task_.required_groups = {{"barrier.cluster"}};
+  opts_.arch = "sm_90a";
+  for (auto [name, body, fails] : {std::tuple{"one", one, true}, std::tuple{"two", two, false}}) {
+    std::string path = ::testing::TempDir() + "/cluster_" + name + ".ptx";
+    ASSERT_TRUE(write_file(path, body).ok());
+    gpu::FakeWorker w;
+    ScriptedGpu g{{64}};
+    g.families = task_.required_instructions;
+    w.answer = g;
+    RunRecord r = run(w, path);
+    const StageResult* prove = r.find_stage(StageId::prove);
+    ASSERT_NE(prove, nullptr) << name;
+    EXPECT_EQ(prove->status, fails ? StageStatus::failed : StageStatus::passed) << name << ": " << prove->summary;
+    if (fails)
+      EXPECT_NE(prove->summary.find("barrier.cluster need clusters of more than one CTA, and no launch on size set 'small' "
+                                    "has one"),
+                std::string::npos)
+          << prove->summary;
+  }
 }
 
 TEST(FloorShare, SumsEachCountOverItsFloor) {

@@ -1,5 +1,6 @@
 #include "ptx/instrument.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -37,10 +38,18 @@ TEST(Instrument, CountsEachInstructionOfEachFamilyOnItsOwnLine) {
   auto r = instrument(text, {"add", "mul.lo"});
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->sites, (std::vector<int>{3, 1}));
+  ASSERT_EQ(r->slots.size(), 2u) << "one slot per family set and work class";
+  EXPECT_EQ(r->slots[0].families, std::vector<size_t>{0});
+  EXPECT_EQ(r->slots[0].sites, 3);
   EXPECT_EQ(count(r->ptx, "\n"), count(text, "\n")) << "inserted code stays on the lines it counts";
-  EXPECT_EQ(count(r->ptx, "red.global.add.u64 [__ptxforge_executed+0], 1;"), 3u);
-  EXPECT_EQ(count(r->ptx, "red.global.add.u64 [__ptxforge_executed+8], 1;"), 1u);
-  EXPECT_NE(r->ptx.find(".global .align 8 .u64 __ptxforge_executed[2]; .visible .entry k"), std::string::npos);
+  EXPECT_EQ(count(r->ptx, "red.global.add.u64 [%__ptxforge_base+0], 1;"), 3u);
+  EXPECT_EQ(count(r->ptx, "red.global.add.u64 [%__ptxforge_base+8], 1;"), 1u);
+  // The counters live outside the module: no .global of the harness's, a hidden last parameter.
+  EXPECT_EQ(r->ptx.find(".global .align"), std::string::npos) << r->ptx;
+  EXPECT_NE(r->ptx.find(", .param .u64 __ptxforge_counters)"), std::string::npos) << r->ptx;
+  EXPECT_NE(r->ptx.find("{ .reg .b64 %__ptxforge_base; ld.param.u64 %__ptxforge_base, [__ptxforge_counters];"),
+            std::string::npos)
+      << r->ptx;
   // The guarded add votes with its own guard, negation included, and keeps its guard.
   EXPECT_NE(r->ptx.find("vote.sync.ballot.b32 %__ptxforge_b, !%p1, %__ptxforge_m; neg.s32"), std::string::npos);
   EXPECT_NE(r->ptx.find("} @!%p1 add.u32 %r2, %r1, 1;"), std::string::npos);
@@ -59,7 +68,7 @@ TEST(Instrument, AnOldModuleIsRaisedToTheVersionActivemaskNeedsAndTheIncrementIs
   auto r = instrument_executed(text, m, {"shfl.sync"}, 12345);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->ptx.rfind(".version 6.2\n", 0), 0u) << r->ptx;
-  EXPECT_NE(r->ptx.find("red.global.add.u64 [__ptxforge_executed+0], 12345;"), std::string::npos) << r->ptx;
+  EXPECT_NE(r->ptx.find("red.global.add.u64 [%__ptxforge_base+0], 12345;"), std::string::npos) << r->ptx;
   // (CUDA 13's ptxas no longer assembles for sm_70, the newest target a PTX 6.0 module can name.)
 }
 
@@ -75,7 +84,44 @@ TEST(Instrument, NothingToCountIsNoError) {
   auto r = instrument(testing::kernel("mov.u32 %r1, 1;"), {"wgmma.mma_async"});
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->sites, std::vector<int>{0});
-  EXPECT_FALSE(instrument(".version 8.0\n.target sm_90\n", {"add"})) << "no function: nowhere to declare the counters";
+  EXPECT_FALSE(instrument(".version 8.0\n.target sm_90\n", {"add"})) << "no entry: nowhere to pass the counters";
+}
+
+// The candidate's own .global variables keep their declarations, so ptxas lays them out as in
+// the binary that is timed; a required instruction in a .func is refused, not silently uncounted.
+TEST(Instrument, TheCandidatesVariablesAreUntouchedAndDeviceFunctionsAreRefused) {
+  std::string text = testing::kernel("add.u32 %r1, %r1, 1;", "sm_90a", "8.0", ".global .align 4 .u32 mine[3];\n");
+  auto r = instrument(text, {"add"});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_NE(r->ptx.find(".global .align 4 .u32 mine[3];\n.visible .entry"), std::string::npos) << r->ptx;
+  std::string with_func =
+      ".version 8.0\n.target sm_90\n.address_size 64\n.func f() {\n  .reg .b32 %r<2>;\n  add.u32 %r1, %r1, 1;\n  ret;\n}\n"
+      ".visible .entry k() {\n  call f;\n  ret;\n}\n";
+  auto f = instrument(with_func, {"add"});
+  ASSERT_FALSE(f);
+  EXPECT_NE(f.error().message.find("inside the device function 'f'"), std::string::npos) << f.error().message;
+}
+
+// DSMEM accesses count only in lanes whose target is another CTA: mapa by its rank operand, a
+// .shared::cluster load by the owner of its address; a variable's own address never counts.
+TEST(Instrument, ClusterAccessesCountOnlyTowardAnotherRank) {
+  std::string text = testing::kernel(
+      "mov.u32 %r1, %cluster_ctarank;\n"
+      "mapa.shared::cluster.u32 %r2, %r1, %r1;\n"
+      "ld.shared::cluster.u32 %r3, [%r2+4];\n",
+      "sm_90a", "8.0", "");
+  auto r = instrument(text, {"mapa", "ld.shared::cluster"});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_NE(r->ptx.find("mov.u32 %__ptxforge_c, %r1; mov.u32 %__ptxforge_m, %cluster_ctarank; setp.ne.u32"),
+            std::string::npos)
+      << r->ptx;
+  EXPECT_NE(r->ptx.find("getctarank.shared::cluster.u32 %__ptxforge_c, %r2;"), std::string::npos) << r->ptx;
+  if (!find_cuda_tool("ptxas")) return;
+  toolchain::AssembleOptions o;
+  o.arch = "sm_90a";
+  auto a = toolchain::assemble_with_ptxas(r->ptx, o);
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_TRUE(a->ok) << a->log << r->ptx;
 }
 
 // Every SASS example (wgmma, TMA, mbarrier, cp.async, mma, setmaxnreg, clusters, ...) instrumented
@@ -105,6 +151,37 @@ TEST(Instrument, HopperExamplesStillAssemble) {
     ++files;
   }
   EXPECT_GE(files, 9);
+}
+
+// Every shipped solution of a task with required instructions, instrumented for them (hidden
+// parameter, counters, DSMEM rank tests), still assembles: the copy prove runs can be built.
+TEST(Instrument, ShippedSolutionsStillAssemble) {
+  if (!find_cuda_tool("ptxas")) GTEST_SKIP() << "ptxas not installed";
+  int files = 0;
+  for (const char* level : {"level2", "level3"})
+    for (auto& dir : std::filesystem::directory_iterator(std::string(PTXFORGE_SOURCE_DIR) + "/tasks/" + level)) {
+      auto text = read_file(dir.path().string() + "/solution.ptx");
+      auto toml = read_file(dir.path().string() + "/task.toml");
+      if (!text || !toml) continue;
+      std::vector<std::string> families;
+      for (auto line : split(*toml, '\n'))
+        if (starts_with(line, "required_instructions = ["))
+          for (auto part : split(line.substr(25, line.find(']') - 25), ','))
+            for (auto alt : split(part, '|')) {
+              std::string f(trim(alt));
+              f.erase(std::remove(f.begin(), f.end(), '"'), f.end());
+              if (!trim(f).empty()) families.emplace_back(trim(f));
+            }
+      auto r = instrument(*text, families);
+      ASSERT_TRUE(r) << dir.path() << ": " << r.error().message;
+      toolchain::AssembleOptions o;
+      o.arch = "sm_90a";
+      auto a = toolchain::assemble_with_ptxas(r->ptx, o);
+      ASSERT_TRUE(a) << a.error().message;
+      EXPECT_TRUE(a->ok) << dir.path() << "\n" << a->log;
+      ++files;
+    }
+  EXPECT_GE(files, 8);
 }
 
 }  // namespace

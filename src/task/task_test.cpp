@@ -243,7 +243,7 @@ TEST(TaskKeys, RequiredInstructionsMayNameAlternatives) {
       << error_of(dangling);
   auto spaced = attention_with("[\"mma.sync | wgmma.mma_async\"]", "[\"mma sync\"]");
   EXPECT_NE(error_of(spaced).find("'mma sync' is not an opcode family"), std::string::npos) << error_of(spaced);
-  auto one_floor = attention_with("\"wgmma.mma_async\" = \"b * h * s * s / (512 * (1 + causal))\"", "");
+  auto one_floor = attention_with("\"wgmma.mma_async\" = \"0.9 * b * h * s * s * 256 / (1 + causal)\"", "");
   EXPECT_NE(error_of(one_floor).find("the alternatives mma.sync | wgmma.mma_async need a floor each, or none of them"),
             std::string::npos)
       << error_of(one_floor);
@@ -305,14 +305,14 @@ TEST(TaskKeys, MinExecutedNamesARequiredFamilyAndAnExpression) {
   auto t = hgemm_with("", "");
   ASSERT_TRUE(t.ok()) << error_of(t);
   ASSERT_EQ(t->min_executed.count("mma.sync"), 1u);
-  auto v = t->min_executed.at("mma.sync").evaluate_int({{"m", 64}, {"n", 64}, {"k", 64}});
+  auto v = t->min_executed.at("mma.sync").evaluate({{"m", 64}, {"n", 64}, {"k", 64}});
   ASSERT_TRUE(v.ok());
-  EXPECT_EQ(*v, 64);
+  EXPECT_DOUBLE_EQ(v->as_double(), 0.9 * 64 * 64 * 64) << "90% of the multiply-adds";
   auto stray = hgemm_with("\"ldmatrix\" = ", "\"wgmma.mma_async\" = ");
   EXPECT_NE(error_of(stray).find("[min_executed] names 'wgmma.mma_async', which is not in required_instructions"),
             std::string::npos)
       << error_of(stray);
-  auto bad = hgemm_with("\"m * n * k / 4096\"", "\"m * n * q\"");
+  auto bad = hgemm_with("\"0.9 * m * n * k\"", "\"m * n * q\"");
   EXPECT_NE(error_of(bad).find("q"), std::string::npos) << error_of(bad);
 }
 
@@ -329,6 +329,23 @@ TEST(TaskKeys, SanitizeSizesNameSizeSets) {
   EXPECT_NE(error_of(scalar).find("sanitize_sizes is a list of size-set names"), std::string::npos) << error_of(scalar);
   auto old = parse_task(std::string("racecheck = true\n") + kTask, "task.toml", ".");
   EXPECT_NE(error_of(old).find("unknown key 'racecheck'"), std::string::npos) << error_of(old);
+}
+
+TEST(TaskKeys, DeviceHeapBytesIsAWholeNumberAndZeroByDefault) {
+  auto none = parse_task(kTask, "task.toml", ".");
+  ASSERT_TRUE(none.ok()) << error_of(none);
+  EXPECT_EQ(none->device_heap_bytes, 0u);
+  auto some = parse_task(std::string("device_heap_bytes = 1_048_576\n") + kTask, "task.toml", ".");
+  ASSERT_TRUE(some.ok()) << error_of(some);
+  EXPECT_EQ(some->device_heap_bytes, 1048576u);
+  for (const char* bad : {"-1", "1.5", "\"8 MiB\"", "17179869185"}) {
+    auto t = parse_task(std::string("device_heap_bytes = ") + bad + "\n" + kTask, "task.toml", ".");
+    EXPECT_NE(error_of(t).find("task.toml:1:21: error: device_heap_bytes is a whole number of bytes from 0 to"),
+              std::string::npos)
+        << bad << ": " << error_of(t);
+  }
+  auto typo = parse_task(std::string("device_heap_byte = 1\n") + kTask, "task.toml", ".");
+  EXPECT_NE(error_of(typo).find("did you mean 'device_heap_bytes'"), std::string::npos) << error_of(typo);
 }
 
 TEST(TaskRoofline, IsRequiredAndItsBytesMustBePositiveOnEverySizeSet) {

@@ -66,7 +66,10 @@ std::string render_task_for_model(const Task& t) {
               "using both needs each count divided by its own floor to add up to at least 1."
             : "");
     for (auto& [family, floor] : t.min_executed)
-      out += fmt::format("- {} must carry the work: at least {} warp executions per case.\n", family, floor.text());
+      out += fmt::format("- {} must carry the work: at least {} per case, in multiply-adds for a matrix instruction (each "
+                         "execution counts its shape's M*N*K), bytes for a copy (a TMA copy counts its box) or ldmatrix, "
+                         "else warp executions.\n",
+                         family, floor.text());
   }
   out += fmt::format("\n## Target\nAt least `.target {}`; the GPU's own target is used when assembling.\n", t.min_target);
   out += "\n## Launch spec\nPut the launch in comment lines of the PTX, values as expressions over the size symbols "

@@ -33,6 +33,37 @@ std::string_view instruction_text(std::string_view line) {
   return {};
 }
 
+// The function a header line opens, or empty: nvdisasm's `.section .text.<name>,"ax",...`
+// and cuobjdump's `Function : <name>`. `section` says whether the line opened a section at all
+// (another section, .nv.info say, ends the current function).
+std::string_view function_header(std::string_view line, bool& section) {
+  std::string_view t = trim(line);
+  section = false;
+  if (starts_with(t, ".section")) {
+    section = true;
+    std::string_view rest = trim(t.substr(8));
+    if (!starts_with(rest, ".text.")) return {};
+    rest = rest.substr(6);
+    return rest.substr(0, rest.find_first_of(", \t"));
+  }
+  if (starts_with(t, "Function :")) {
+    section = true;
+    return trim(t.substr(10));
+  }
+  return {};
+}
+
+// A call's target where the listing names it: nvdisasm writes `CALL.REL.NOINC `(name)`; a
+// local label (`.L_x_4`) or an internal subroutine (`$name`) lies inside the caller's own
+// section, so it adds no edge. nullopt: the target is not named (a register, an address).
+std::optional<std::string_view> call_target(std::string_view ins) {
+  size_t open = ins.find("`(");
+  if (open == std::string_view::npos) return std::nullopt;
+  size_t close = ins.find(')', open);
+  if (close == std::string_view::npos) return std::nullopt;
+  return ins.substr(open + 2, close - open - 2);
+}
+
 }  // namespace
 
 int SassListing::count(std::string_view prefix) const {
@@ -44,7 +75,14 @@ int SassListing::count(std::string_view prefix) const {
 
 SassListing parse_sass_listing(std::string_view text) {
   SassListing out;
+  SassFunction* fn = nullptr;
   for (std::string_view line : split(text, '\n')) {
+    bool section = false;
+    std::string_view header = function_header(line, section);
+    if (section) {
+      fn = header.empty() ? nullptr : &out.functions[std::string(header)];
+      continue;
+    }
     std::string_view ins = instruction_text(line);
     if (!ins.empty() && ins.front() == '{') ins = trim(ins.substr(1));  // dual-issue braces of older listings
     if (!ins.empty() && ins.front() == '@') {                            // guard: @P0, @!UP1, @PT
@@ -56,6 +94,43 @@ SassListing parse_sass_listing(std::string_view text) {
     if (opcode.empty() || !(opcode[0] >= 'A' && opcode[0] <= 'Z')) continue;
     ++out.opcodes[std::string(opcode)];
     ++out.instructions;
+    if (!fn) continue;
+    ++fn->opcodes[std::string(opcode)];
+    if (!starts_with_dotted(opcode, "CALL")) continue;
+    auto target = call_target(ins);
+    if (!target) fn->calls_unknown = true;
+    else if (!target->empty() && target->front() != '.' && target->front() != '$') fn->calls.emplace_back(*target);
+  }
+  return out;
+}
+
+Result<SassListing> SassListing::reachable_from(const std::vector<std::string>& entries,
+                                                const std::vector<std::string>& all_entries) const {
+  SassListing out;
+  out.tool = tool;
+  std::vector<std::string> todo;
+  for (auto& e : entries) {
+    if (!functions.count(e))
+      return Error{fmt::format("the SASS listing has no function '{}' (it lists {} functions)", e, functions.size())};
+    todo.push_back(e);
+  }
+  std::map<std::string, bool, std::less<>> seen;
+  while (!todo.empty()) {
+    std::string name = todo.back();
+    todo.pop_back();
+    auto it = functions.find(name);
+    if (it == functions.end() || seen[name]) continue;
+    seen[name] = true;
+    const SassFunction& f = it->second;
+    out.functions[name] = f;
+    for (auto& [op, n] : f.opcodes) {
+      out.opcodes[op] += n;
+      out.instructions += n;
+    }
+    for (auto& c : f.calls) todo.push_back(c);
+    if (f.calls_unknown)
+      for (auto& [other, unused] : functions)
+        if (std::find(all_entries.begin(), all_entries.end(), other) == all_entries.end()) todo.push_back(other);
   }
   return out;
 }

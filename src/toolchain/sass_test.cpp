@@ -42,6 +42,59 @@ TEST(SassListing, TakesOpcodesWithModifiersAndSkipsEverythingElse) {
   EXPECT_EQ(l.count("S2"), 0);
 }
 
+// Two entries and a device function in nvdisasm's shape: `used` calls `helper`, `unused` holds
+// the only HGMMA. Launching `used` must not see it.
+constexpr std::string_view kFunctions = R"(
+	.section	.text.helper,"ax",@progbits
+.text.helper:
+        /*0000*/                   LDSM.16.M88.4 R4, [R2] ;
+        /*0010*/                   RET.REL.NODEC R20 `(used) ;
+	.section	.text.unused,"ax",@progbits
+.text.unused:
+        /*0000*/                   HGMMA.64x256x16.F32.BF16 R24, gdesc[UR4], RZ, !UPT, gsb0 ;
+        /*0010*/                   EXIT ;
+	.section	.text.used,"ax",@progbits
+.text.used:
+        /*0000*/                   HMMA.1688.F32 R8, R4, R6, R8 ;
+        /*0010*/                   CALL.REL.NOINC `(helper) ;
+        /*0020*/              @!P0 CALL.REL.NOINC `(.L_x_4) ;
+        /*0030*/                   EXIT ;
+	.section	.nv.info.used,"",@"SHT_CUDA_INFO"
+        /*0000*/ 	.word	index@(used)
+)";
+
+TEST(SassListing, CountsOnlyFunctionsTheLaunchedEntriesReach) {
+  SassListing l = parse_sass_listing(kFunctions);
+  ASSERT_EQ(l.functions.size(), 3u);
+  EXPECT_EQ(l.count("HGMMA"), 1) << "the whole cubin holds it";
+  EXPECT_EQ(l.functions.at("used").calls, std::vector<std::string>{"helper"}) << "a local label is no edge";
+  auto used = l.reachable_from({"used"}, {"used", "unused"});
+  ASSERT_TRUE(used) << used.error().message;
+  EXPECT_EQ(used->count("HGMMA"), 0) << "only the unlaunched entry holds it";
+  EXPECT_EQ(used->count("HMMA"), 1);
+  EXPECT_EQ(used->count("LDSM"), 1) << "the called device function counts";
+  auto both = l.reachable_from({"used", "unused"}, {"used", "unused"});
+  ASSERT_TRUE(both);
+  EXPECT_EQ(both->count("HGMMA"), 1);
+  EXPECT_FALSE(l.reachable_from({"missing"}, {"missing"})) << "an entry the listing lacks is an error, not a pass";
+}
+
+TEST(SassListing, ACallWithoutANamedTargetReachesEveryDeviceFunctionButNoEntry) {
+  std::string text(kFunctions);
+  text.replace(text.find("CALL.REL.NOINC `(helper)"), 24, "CALL.REL.NOINC R4");
+  SassListing l = parse_sass_listing(text);
+  EXPECT_TRUE(l.functions.at("used").calls_unknown);
+  auto used = l.reachable_from({"used"}, {"used", "unused"});
+  ASSERT_TRUE(used);
+  EXPECT_EQ(used->count("LDSM"), 1);
+  EXPECT_EQ(used->count("HGMMA"), 0) << "device code cannot call an entry";
+  // cuobjdump's headers.
+  SassListing c = parse_sass_listing("\t\tFunction : used\n        /*0000*/  HMMA.16816.F32 R8, R4, R6, R8 ;\n"
+                                     "\t\tFunction : unused\n        /*0000*/  HGMMA.64x8x16.F32 R8, gdesc[UR4] ;\n");
+  ASSERT_EQ(c.functions.size(), 2u);
+  EXPECT_EQ(c.reachable_from({"used"}, {"used", "unused"})->count("HGMMA"), 0);
+}
+
 TEST(SassListing, EmptyOrForeignTextHasNoInstructions) {
   EXPECT_EQ(parse_sass_listing("").instructions, 0);
   EXPECT_EQ(parse_sass_listing("nvdisasm fatal   : Could not open input file 'x'\n").instructions, 0);
