@@ -49,11 +49,12 @@ LimitCheck check_physical_limits(double bytes, double flops, double seconds, con
                             kPhysicalLimitMargin * 100, format_rate(peaks.bytes_per_s * allowed, "B"));
     return c;
   }
-  if (peaks.flops_per_s > 0 && c.flops_per_s > peaks.flops_per_s * allowed) {
+  const double flops_allowed = 1 + peaks.flops_margin;
+  if (peaks.flops_per_s > 0 && c.flops_per_s > peaks.flops_per_s * flops_allowed) {
     c.pass = false;
     c.message = fmt::format("faster than this GPU can compute {:.4g} flops: {} > {} {} peak (allowed with the {:.0f}% margin: {})",
                             flops, format_rate(c.flops_per_s, "FLOP"), format_rate(peaks.flops_per_s, "FLOP"),
-                            peaks.flops_kind, kPhysicalLimitMargin * 100, format_rate(peaks.flops_per_s * allowed, "FLOP"));
+                            peaks.flops_kind, peaks.flops_margin * 100, format_rate(peaks.flops_per_s * flops_allowed, "FLOP"));
   }
   return c;
 }

@@ -15,11 +15,17 @@ namespace ptxforge::eval {
 // peak is the best of a few runs at the clock of that moment, and a read-only kernel can
 // stream a few percent faster than the copy the bound comes from.
 constexpr double kPhysicalLimitMargin = 0.10;
+// The margin over a MEASURED tensor-core peak (gpu/peaks.h): the loops are the best of five
+// runs with no memory traffic and little power, so no real kernel of that type beats them by
+// more than run-to-run noise. The table peak (the boost clock times the data sheet's rate per
+// SM) keeps kPhysicalLimitMargin.
+constexpr double kMeasuredTensorMargin = 0.05;
 
 struct LimitPeaks {
   double bytes_per_s = 0;  // memory; 0: unknown, not checked
   double flops_per_s = 0;  // arithmetic; 0: unknown, not checked
   std::string flops_kind = "FP32 FMA";  // what flops_per_s is the peak of
+  double flops_margin = kPhysicalLimitMargin;  // how far a rate may exceed flops_per_s
 };
 
 struct LimitCheck {

@@ -118,5 +118,116 @@ TEST(TimeGate, TensorCoresRaiseTheFlopsBoundOnlyWhenTheTaskAllowsThem) {
   EXPECT_EQ(none.note, "not checked against the GPU's peaks: no GPU");
 }
 
+gpu::DeviceInfo h200_info() {
+  gpu::DeviceInfo info;
+  info.name = "H200";
+  info.cc_major = 9;
+  info.sms = 132;
+  info.clock_khz = 1980000;
+  return info;
+}
+
+gpu::DevicePeaks h200_measured(bool with_tensor) {
+  gpu::DevicePeaks m;
+  m.device = "H200";
+  m.copy_bytes_per_s = 4.2e12;
+  m.read_bytes_per_s = 4.0e12;
+  m.fma_flops_per_s = 6.0e13;
+  if (with_tensor) {
+    m.tensor = {{gpu::TensorOp::mma_sync, gpu::TensorType::f16, 5.6e14},
+                {gpu::TensorOp::wgmma, gpu::TensorType::f16, 8.2e14},
+                {gpu::TensorOp::wgmma, gpu::TensorType::bf16, 8.3e14},
+                {gpu::TensorOp::wgmma, gpu::TensorType::e4m3, 1.65e15}};
+  }
+  return m;
+}
+
+// An f16 GEMM at 4096^3 on the tensor cores.
+task::Task gemm_task() {
+  task::Task t = large_task();
+  t.roofline_bytes = *task::SizeExpr::parse("100000000");
+  t.roofline_flops = *task::SizeExpr::parse("2 * 4096 * 4096 * 4096");
+  t.tensor_cores = task::TensorCores::f16;
+  return t;
+}
+
+gpu::TimeReport one_size(double min_ms, double median_ms, std::optional<double> library_median_ms = std::nullopt) {
+  gpu::TimeReport rep;
+  gpu::SizeTiming st;
+  st.size_set = "large";
+  st.candidate = {100, min_ms, median_ms, median_ms, 0.001};
+  if (library_median_ms) {
+    st.library = gpu::TimingStats{100, *library_median_ms, *library_median_ms, *library_median_ms, 0.001};
+    st.library_name = "cuBLASLt";
+  }
+  rep.sizes.push_back(st);
+  return rep;
+}
+
+TEST(TimeGate, AMeasuredTensorPeakFlagsWhatTheTablePeakLetThrough) {
+  // 1.374e11 flops in 0.1374 ms is 1.0 PFLOP/s: under the table's f16 peak at the boost clock
+  // plus 10% (1.07 PFLOP/s * 1.1), over the measured wgmma peak plus 5% (0.83 * 1.05).
+  task::Task t = gemm_task();
+  GatePeaks table = gate_peaks(t, h200_measured(false), h200_info());
+  EXPECT_NEAR(table.limits.flops_per_s, 1.0705e15, 1e12);
+  EXPECT_DOUBLE_EQ(table.limits.flops_margin, kPhysicalLimitMargin);
+  EXPECT_NE(table.note.find("(table, boost clock; not measured: no loop of that type ran on this GPU; 10% margin)"), std::string::npos)
+      << table.note;
+  GatePeaks measured = gate_peaks(t, h200_measured(true), h200_info());
+  EXPECT_DOUBLE_EQ(measured.limits.flops_per_s, 8.3e14) << "the best of the f16 and bf16 loops, mma.sync or wgmma";
+  EXPECT_DOUBLE_EQ(measured.limits.flops_margin, kMeasuredTensorMargin);
+  EXPECT_NE(measured.note.find("f16 tensor cores 830 TFLOP/s (measured: the wgmma bf16 loop; 5% margin)"), std::string::npos)
+      << measured.note;
+
+  gpu::TimeReport fast = one_size(0.1374, 0.14);
+  EXPECT_TRUE(judge_times(t, fast, table.limits).problems.empty()) << "the old gate passed it";
+  TimeVerdict v = judge_times(t, fast, measured.limits);
+  ASSERT_EQ(v.problems.size(), 1u);
+  EXPECT_NE(v.problems[0].find("> 830 TFLOP/s f16 tensor-core peak (allowed with the 5% margin: "), std::string::npos)
+      << v.problems[0];
+  // cuBLASLt's own 0.1738 ms (791 TFLOP/s) stays well inside.
+  EXPECT_TRUE(judge_times(t, one_size(0.1738, 0.175), measured.limits).problems.empty());
+  // The boundary: 5% over the measured peak passes, a hair more fails.
+  const double at_margin_ms = 2.0 * 4096 * 4096 * 4096 / (8.3e14 * 1.05) * 1e3;
+  EXPECT_TRUE(judge_times(t, one_size(at_margin_ms * 1.0001, 0.2), measured.limits).problems.empty());
+  EXPECT_FALSE(judge_times(t, one_size(at_margin_ms * 0.999, 0.2), measured.limits).problems.empty());
+}
+
+TEST(TimeGate, EachPrecisionIsBoundByItsOwnLoopsAndInt8ByTheTable) {
+  task::Task t = gemm_task();
+  t.tensor_cores = task::TensorCores::fp8;
+  GatePeaks fp8 = gate_peaks(t, h200_measured(true), h200_info());
+  EXPECT_DOUBLE_EQ(fp8.limits.flops_per_s, 1.65e15);
+  t.tensor_cores = task::TensorCores::tf32;  // no tf32 loop in the record: the table, saying why
+  gpu::DevicePeaks m = h200_measured(true);
+  m.tensor_note = "wgmma tf32: loading: CUDA_ERROR_INVALID_PTX";
+  GatePeaks tf32 = gate_peaks(t, m, h200_info());
+  EXPECT_NEAR(tf32.limits.flops_per_s, 1.0705e15 / 2, 1e12);
+  EXPECT_NE(tf32.note.find("not measured: wgmma tf32: loading: CUDA_ERROR_INVALID_PTX"), std::string::npos) << tf32.note;
+  t.tensor_cores = task::TensorCores::int8;
+  EXPECT_DOUBLE_EQ(gate_peaks(t, m, h200_info()).limits.flops_margin, kPhysicalLimitMargin);
+}
+
+TEST(TimeGate, ACandidateFarAheadOfALibraryNearItsPeakIsSuspicious) {
+  // Measured peak 1 PFLOP/s. cuBLASLt at 0.18 ms is 763 TFLOP/s, 76% of it.
+  task::Task t = gemm_task();
+  LimitPeaks peaks{4.0e12, 1.0e15, "f16 tensor-core", kMeasuredTensorMargin};
+  // 1.33x faster: 1.02 PFLOP/s at the fastest trial is inside the physical gate (1.05).
+  TimeVerdict v = judge_times(t, one_size(0.134, 0.135, 0.18), peaks);
+  ASSERT_EQ(v.problems.size(), 1u);
+  EXPECT_EQ(v.problems[0],
+            "suspicious: 1.33x faster than cuBLASLt on 'large', where cuBLASLt runs at 76% of the f16 tensor-core peak "
+            "(more than 1.3x where the library is within 30% of a peak)");
+  EXPECT_TRUE(v.rows[0].pass) << "the physical gate alone let it through";
+  EXPECT_TRUE(judge_times(t, one_size(0.149, 0.15, 0.18), peaks).problems.empty()) << "1.2x is a good kernel";
+  // The same 1.4x over a library at 55% of the peak is not suspicious.
+  EXPECT_TRUE(judge_times(t, one_size(0.178, 0.1786, 0.25), peaks).problems.empty());
+  // Near the memory peak counts too: a copy-like task whose library moves 3.2 TB/s of 4.
+  task::Task copy = large_task();  // 8 * n bytes, no flops
+  TimeVerdict m = judge_times(copy, one_size(0.0306, 0.031, 0.042), kPeaks);
+  ASSERT_EQ(m.problems.size(), 1u) << "1.35x over a library at 80% of the memory peak";
+  EXPECT_NE(m.problems[0].find("of the memory peak"), std::string::npos) << m.problems[0];
+}
+
 }  // namespace
 }  // namespace ptxforge::eval

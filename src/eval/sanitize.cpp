@@ -129,13 +129,23 @@ std::vector<std::string> sanitizer_size_sets(const task::Task& t, SanitizerTool 
   return out;
 }
 
+gpu::Placement sanitizer_placement(SanitizerTool tool) {
+  switch (tool) {
+    case SanitizerTool::memcheck: return gpu::Placement::exact;
+    case SanitizerTool::initcheck: return gpu::Placement::exact_unwritten;
+    case SanitizerTool::racecheck:
+    case SanitizerTool::synccheck: break;
+  }
+  return gpu::Placement::guarded;  // verify's own: nothing in the layout tells the tool apart
+}
+
 gpu::Job sanitizer_job(const gpu::Job& verify_job, const task::Task& t, SanitizerTool tool) {
   gpu::Job job = verify_job;
   job.kind = gpu::JobKind::verify;
   job.held_back = true;
   job.seeds = 1;
   job.size_sets = sanitizer_size_sets(t, tool);
-  job.placement = tool == SanitizerTool::initcheck ? gpu::Placement::exact_unwritten : gpu::Placement::exact;
+  job.placement = sanitizer_placement(tool);
   return job;
 }
 

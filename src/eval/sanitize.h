@@ -3,17 +3,25 @@
 // itself (eval/pipeline.cpp) starts one worker under each tool in turn; these functions are
 // pure and tested against sanitizer-style logs without a GPU.
 //
-// - memcheck: out-of-bounds and misaligned accesses to global, local and shared memory.
-//   Buffers are placed exactly (no guard pages or canaries), so its bounds are the buffer's.
+// - memcheck: out-of-bounds and misaligned accesses to global, local and shared memory. Each
+//   buffer is a plain allocation of its own (the tool sees bounds of plain allocations only),
+//   its data placed in it as verify's guard pages place it (gpu/guard_layout.h, slack): the
+//   end rounded to 256 bytes on a granularity boundary, after a seed-drawn slack filled with
+//   canaries, so a kernel cannot tell the tool from its pointers. Past the end the
+//   allocation ends within 255 bytes; before the start lies the slack, where memcheck sees
+//   nothing, but the canaries catch writes and initcheck catches reads.
 // - racecheck (--racecheck-report all): shared-memory hazards between threads with no
-//   barrier between them. Its errors and its warnings both fail.
-// - synccheck: barriers used wrongly (bar.sync reached by part of a block, a bad mask).
+//   barrier between them. Its errors and its warnings both fail. Runs on verify's own guarded
+//   placement: a hazard a kernel enables only when its buffers look like verify's is there.
+// - synccheck: barriers used wrongly (bar.sync reached by part of a block, a bad mask). On
+//   verify's placement too.
 // - initcheck: reads of device memory nobody wrote. The harness writes every input, every
 //   scratch buffer (zero-filled by contract) and, in the other stages, every output (poison),
 //   so a read of those is initialized whatever the kernel does. Under initcheck the outputs
 //   are left unwritten before the launch: a read of an output element the kernel has not yet
 //   written (accumulating into an output it assumes zero) is reported, and so is an output
-//   element it never writes, when the harness copies the outputs back. With
+//   element it never writes, when the harness copies the outputs back. Buffers lie as under
+//   memcheck, the slack unwritten: a read of it is a read of memory nobody wrote. With
 //   --initcheck-address-space all (where the tool has it) reads of shared memory nobody wrote
 //   are reported too. Local memory and registers are not checked by it.
 #pragma once
@@ -58,6 +66,9 @@ int64_t case_bytes(const task::Task& t, const task::SizeSet& set);
 // The shown size set with the fewest (or most) bytes; nullptr when the task shows none.
 const task::SizeSet* shown_size_set_by_bytes(const task::Task& t, bool largest);
 
+// Where the buffers lie under `tool`: verify's guard pages for racecheck and synccheck, plain
+// allocations with slack for memcheck (exact) and initcheck (exact_unwritten).
+gpu::Placement sanitizer_placement(SanitizerTool tool);
 // The job to send under `tool`: one seed, the tool's size sets, the tool's placement.
 gpu::Job sanitizer_job(const gpu::Job& verify_job, const task::Task& t, SanitizerTool tool);
 

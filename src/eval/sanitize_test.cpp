@@ -105,6 +105,11 @@ TEST(SanitizerLog, SizeSetsWhereEachToolBites) {
   EXPECT_EQ(j.seeds, 1);
   EXPECT_TRUE(j.held_back);
   EXPECT_EQ(sanitizer_job(verify, t, SanitizerTool::memcheck).placement, gpu::Placement::exact);
+  // racecheck and synccheck run on verify's own placement: a kernel that tests its pointers'
+  // alignment to switch a hazard off under the tool finds nothing to test.
+  EXPECT_EQ(sanitizer_job(verify, t, SanitizerTool::racecheck).placement, verify.placement);
+  EXPECT_EQ(sanitizer_job(verify, t, SanitizerTool::synccheck).placement, gpu::Placement::guarded);
+  EXPECT_EQ(verify.placement, gpu::Placement::guarded);
 }
 
 TEST(SanitizerLog, Verdicts) {
@@ -219,6 +224,8 @@ TEST_F(SanitizeStage, EveryToolRunsAndACleanRunPasses) {
   EXPECT_EQ(init->placement, gpu::Placement::exact_unwritten);
   EXPECT_EQ(init->size_sets, (std::vector<std::string>{"small", "tiny"}));
   EXPECT_EQ(gpu::decode_job(jobs[0])->placement, gpu::Placement::exact);
+  EXPECT_EQ(gpu::decode_job(jobs[1])->placement, gpu::Placement::guarded) << "racecheck on verify's placement";
+  EXPECT_EQ(gpu::decode_job(jobs[2])->placement, gpu::Placement::guarded) << "synccheck on verify's placement";
 }
 
 TEST_F(SanitizeStage, ARaceFailsTheStageWithTheToolsWords) {

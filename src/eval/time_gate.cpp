@@ -16,11 +16,23 @@ GatePeaks gate_peaks(const task::Task& task, const Result<gpu::DevicePeaks>& mea
   g.note = fmt::format("peaks of {}: memory {}, FP32 FMA {}", measured->device, format_rate(g.limits.bytes_per_s, "B"),
                        format_rate(g.limits.flops_per_s, "FLOP"));
   if (task.tensor_cores != task::TensorCores::none) {
+    const std::string_view precision = task::to_string(task.tensor_cores);
+    if (auto best = measured->best_tensor(task.tensor_cores); best && best->flops_per_s > g.limits.flops_per_s) {
+      g.limits.flops_per_s = best->flops_per_s;
+      g.limits.flops_margin = kMeasuredTensorMargin;
+      g.limits.flops_kind = fmt::format("{} tensor-core", precision);
+      g.note += fmt::format(", {} tensor cores {} (measured: the {} {} loop; {:.0f}% margin)", precision,
+                            format_rate(best->flops_per_s, "FLOP"), gpu::to_string(best->op), gpu::to_string(best->type),
+                            kMeasuredTensorMargin * 100);
+      return g;
+    }
     std::optional<double> tensor = info ? gpu::tensor_peak_flops(*info, task.tensor_cores) : std::nullopt;
+    const std::string why = measured->tensor_note.empty() ? "no loop of that type ran on this GPU" : measured->tensor_note;
     if (tensor && *tensor > g.limits.flops_per_s) {
       g.limits.flops_per_s = *tensor;
-      g.limits.flops_kind = fmt::format("{} tensor-core", task::to_string(task.tensor_cores));
-      g.note += fmt::format(", {} tensor cores {} (table)", task::to_string(task.tensor_cores), format_rate(*tensor, "FLOP"));
+      g.limits.flops_kind = fmt::format("{} tensor-core", precision);
+      g.note += fmt::format(", {} tensor cores {} (table, boost clock; not measured: {}; {:.0f}% margin)", precision,
+                            format_rate(*tensor, "FLOP"), why, kPhysicalLimitMargin * 100);
     } else if (!tensor) {
       // Without a tensor peak for this GPU the flops cannot be bounded; the bytes still are.
       g.limits.flops_per_s = 0;
@@ -50,6 +62,26 @@ TimeVerdict judge_times(const task::Task& task, const gpu::TimeReport& times, co
     row.flops = flops->as_double();
     row.fastest_ms = s.candidate.min_ms;
     row.median_ms = s.candidate.median_ms;
+    if (s.library && s.library->median_ms > 0 && s.candidate.median_ms > 0) {
+      // How close the library runs to each bound; the nearer one decides.
+      const double library_s = s.library->median_ms / 1e3;
+      double near = 0;
+      std::string bound;
+      if (peaks.flops_per_s > 0 && row.flops > 0 && row.flops / library_s / peaks.flops_per_s > near) {
+        near = row.flops / library_s / peaks.flops_per_s;
+        bound = peaks.flops_kind + " peak";
+      }
+      if (peaks.bytes_per_s > 0 && row.bytes > 0 && row.bytes / library_s / peaks.bytes_per_s > near) {
+        near = row.bytes / library_s / peaks.bytes_per_s;
+        bound = "memory peak";
+      }
+      const double ratio = s.library->median_ms / s.candidate.median_ms;
+      if (near >= kLibraryNearPeak && ratio > kNearPeakLibraryRatio && ratio <= kSuspiciousLibraryRatio)  // above: the 10x rule
+        v.problems.push_back(fmt::format("suspicious: {:.2f}x faster than {} on '{}', where {} runs at {:.0f}% of the {} "
+                                         "(more than {:.1f}x where the library is within {:.0f}% of a peak)",
+                                         ratio, s.library_name, s.size_set, s.library_name, 100 * near, bound,
+                                         kNearPeakLibraryRatio, 100 * (1 - kLibraryNearPeak)));
+    }
     LimitCheck c = check_physical_limits(row.bytes, row.flops, s.candidate.min_ms / 1e3, peaks);
     row.bytes_per_s = c.bytes_per_s;
     row.flops_per_s = c.flops_per_s;

@@ -1,7 +1,8 @@
 // The verdict on a candidate's timings, apart from taking them: every shown size set's fastest
 // trial must respect the GPU's physical limits (eval/physical_limit.h) for the task's
-// roofline, and the candidate must not be more than kSuspiciousLibraryRatio times faster
-// than the vendor library. Either is a failure of the time stage unless the run allows
+// roofline, the candidate must not be more than kSuspiciousLibraryRatio times faster than
+// the vendor library, nor more than kNearPeakLibraryRatio times faster where the library
+// itself runs near the peak. Each is a failure of the time stage unless the run allows
 // suspicious results (`--allow-suspicious`), which turns them into flags.
 #pragma once
 
@@ -18,9 +19,19 @@
 namespace ptxforge::eval {
 
 constexpr double kSuspiciousLibraryRatio = 10;
+// Where the library reaches kLibraryNearPeak of the flops or the memory bound in use, there
+// is little room left above it: a candidate more than kNearPeakLibraryRatio times faster
+// (median against median: the library's own time moves by up to 9% from run to run) is
+// suspicious. 0.7 * 1.3 = 0.91 of the peak, so the rule bites below the physical gate (1.05 or
+// 1.1 times the peak), where a cheat that skips a third of the work would otherwise pass.
+// Tasks do not override these yet (a `[gate]` key in task.toml would be the place).
+constexpr double kLibraryNearPeak = 0.70;
+constexpr double kNearPeakLibraryRatio = 1.3;
 
 // The peaks the gate holds a task's timings to, from the device's measured peaks and, when
-// the task lets its flops run on tensor cores, the tensor peak of that precision.
+// the task lets its flops run on tensor cores, the tensor peak of that precision: the best
+// measured mma.sync or wgmma loop of its types with kMeasuredTensorMargin, else the table's
+// figure with kPhysicalLimitMargin; the note says which.
 struct GatePeaks {
   LimitPeaks limits;
   std::string note;  // where the figures come from, or why a bound is missing

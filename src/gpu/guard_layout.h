@@ -24,6 +24,15 @@
 //
 // An "open" slot (locating a fault: see gpu/locate_fault.h) maps its windows too, so that
 // accesses there do not fault; its canaries then span the whole slot.
+//
+// Plain placement with slack (compute-sanitizer's memcheck and initcheck, which see bounds
+// only of plain allocations): one allocation per buffer, its data placed as guard pages place
+// it (the end, rounded up to 256 bytes, on a granularity boundary; the start 256-aligned),
+// after a seed-drawn slack. A kernel that reads its pointers' alignment therefore sees the
+// same under the sanitizer as under verify and the timed trials, and cannot switch a hazard
+// off only there. The allocation ends at most 255 bytes past the data when the driver's
+// allocation starts on a granularity boundary (as cuMemAlloc gives large blocks); otherwise
+// the data moves down to the boundary below, leaving more tail slack.
 #pragma once
 
 #include <cstddef>
@@ -65,5 +74,24 @@ struct GuardPlan {
 // are mapped too. Errors: a granularity that is not a power of two of at least 256 bytes,
 // a buffer larger than kGuardMaxBytes, an index out of range.
 Result<GuardPlan> plan_guards(const std::vector<size_t>& bytes, size_t granularity, std::optional<size_t> open = std::nullopt);
+
+// The granularity slack placement assumes when the worker has no virtual-memory calls to ask
+// (then verify itself falls back to canaries around plain allocations): Hopper's and
+// Ampere's 2 MiB.
+constexpr size_t kSlackDefaultGranularity = size_t{2} << 20;
+
+struct SlackSlot {
+  size_t bytes = 0;        // the buffer the kernel sees
+  size_t min_head = 0;     // slack before the data: at least kGuardHeadCanary, plus a seed-drawn part
+  size_t alloc_bytes = 0;  // the plain allocation: room for the data ending on a boundary after min_head
+};
+
+// Buffer `index` of a case under `seed`: the same seed, index and size give the same slot.
+// Errors as plan_guards.
+Result<SlackSlot> plan_slack(size_t bytes, size_t granularity, uint64_t seed, size_t index);
+// The data's offset in an allocation at `base` (at least 256-aligned): the latest offset at
+// which the data's 256-rounded end falls on a granularity boundary, at least min_head in;
+// alloc_bytes always leaves room for it.
+size_t slack_data_offset(uint64_t base, const SlackSlot& slot, size_t granularity);
 
 }  // namespace ptxforge::gpu

@@ -9,15 +9,17 @@ namespace ptxforge::gpu {
 
 namespace {
 
-// Device memory, a module and two events, released whatever happens.
+// Device memory, modules and two events, released whatever happens.
 struct Scope {
   const Driver& d;
   std::vector<CUdeviceptr> ptrs;
   CUmodule module = nullptr;
+  std::vector<CUmodule> tensor_modules;
   CUevent start = nullptr, stop = nullptr;
   ~Scope() {
     for (auto p : ptrs) d.cuMemFree(p);
     if (module) d.cuModuleUnload(module);
+    for (auto m : tensor_modules) d.cuModuleUnload(m);
     if (start) d.cuEventDestroy(start);
     if (stop) d.cuEventDestroy(stop);
   }
@@ -65,10 +67,43 @@ Result<double> best_of(Scope& s, int trials, CUfunction f, unsigned blocks, unsi
   return best;
 }
 
+// Each timed run of a tensor loop lasts about this long: like a large timed GEMM, long enough
+// that launch overhead is noise, short enough that the best run is at the clock such a kernel
+// gets (the gate's ceiling for it), not the lower clock of minutes under load.
+constexpr double kTensorRunSeconds = 4e-3;
+
+// One tensor loop's best rate over 5 runs, after calibrating its iterations to
+// kTensorRunSeconds; an error says why it could not be measured.
+Result<double> measure_tensor_loop(Scope& s, const DeviceInfo& info, TensorLoop loop, CUdeviceptr out) {
+  const Driver& d = s.d;
+  TensorLoopShape shape = tensor_loop_shape(loop);
+  std::string ptx = tensor_loop_ptx(loop);
+  char log[8192] = {};
+  CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* vals[] = {log, reinterpret_cast<void*>(sizeof log)};
+  CUmodule m = nullptr;
+  if (CUresult r = d.cuModuleLoadDataEx(&m, ptx.c_str(), 2, opts, vals); r != CUDA_SUCCESS)
+    return Error{fmt::format("loading: {} {}", describe(r), log)};
+  s.tensor_modules.push_back(m);
+  auto f = function(d, m, shape.entry.c_str());
+  if (!f) return f.error();
+  // Blocks per SM: 4 of the mma.sync loops (32 warps, 8 per scheduler, to hide the latency of
+  // each chain), 1 of the wgmma loops (its two warpgroups hold 128 accumulators a thread).
+  const unsigned blocks = static_cast<unsigned>(std::max(info.sms, 1)) * (loop.op == TensorOp::wgmma ? 1 : 4);
+  unsigned iters = 64;
+  void* args[] = {&out, &iters};
+  auto probe = best_of(s, 1, *f, blocks, static_cast<unsigned>(shape.threads), args);
+  if (!probe) return probe.error();
+  iters = static_cast<unsigned>(std::clamp(iters * kTensorRunSeconds / *probe, 64.0, double{1 << 24}));
+  auto t = best_of(s, 5, *f, blocks, static_cast<unsigned>(shape.threads), args);
+  if (!t) return t.error();
+  return shape.flops_per_iteration() * iters * blocks / *t;
+}
+
 }  // namespace
 
 Result<DevicePeaks> measure_peaks(const Driver& d, const DeviceInfo& info) {
-  Scope s{d, {}};
+  Scope s{d, {}, nullptr, {}};
   std::string ptx = peak_kernels_ptx();
   char log[8192] = {};
   CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -121,6 +156,16 @@ Result<DevicePeaks> measure_peaks(const Driver& d, const DeviceInfo& info) {
     if (!t) return t.error();
     p.fma_flops_per_s = 2.0 * kFmaPerIteration * iters * static_cast<double>(blocks) * threads / *t;
   }
+  // The tensor loops this GPU runs. One that cannot be measured is left out and named in
+  // tensor_note (the gate then falls back to the table for its type, and says so).
+  std::vector<std::string> missing;
+  for (TensorLoop loop : kTensorLoops) {
+    if (!tensor_loop_runs_on(loop, info.cc_major, info.cc_minor)) continue;
+    auto r = measure_tensor_loop(s, info, loop, out);
+    if (r) p.tensor.push_back({loop.op, loop.type, *r});
+    else missing.push_back(fmt::format("{} {}: {}", to_string(loop.op), to_string(loop.type), r.error().message));
+  }
+  for (auto& m : missing) p.tensor_note += (p.tensor_note.empty() ? "" : "; ") + m;
   return p;
 }
 

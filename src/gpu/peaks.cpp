@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <ctime>
+#include <stdexcept>
 #include <filesystem>
 
 #include <unistd.h>
@@ -20,24 +21,57 @@ using nlohmann::json;
 
 bool DevicePeaks::complete() const {
   auto good = [](double v) { return std::isfinite(v) && v > 0; };
+  for (auto& t : tensor)
+    if (!good(t.flops_per_s)) return false;
   return !device.empty() && good(copy_bytes_per_s) && good(read_bytes_per_s) && good(fma_flops_per_s);
 }
 
+std::optional<TensorPeak> DevicePeaks::best_tensor(task::TensorCores precision) const {
+  auto covers = [&](TensorType t) {
+    switch (precision) {
+      case task::TensorCores::f16: return t == TensorType::f16 || t == TensorType::bf16;
+      case task::TensorCores::tf32: return t == TensorType::tf32;
+      case task::TensorCores::fp8: return t == TensorType::e4m3;
+      default: return false;
+    }
+  };
+  std::optional<TensorPeak> best;
+  for (auto& t : tensor)
+    if (covers(t.type) && (!best || t.flops_per_s > best->flops_per_s)) best = t;
+  return best;
+}
+
 void to_json(json& j, const DevicePeaks& p) {
-  j = {{"device", p.device},
+  json tensor = json::array();
+  for (auto& t : p.tensor)
+    tensor.push_back({{"op", std::string(to_string(t.op))}, {"type", std::string(to_string(t.type))}, {"flops_per_s", t.flops_per_s}});
+  j = {{"format", p.format},
+       {"device", p.device},
        {"driver_version", p.driver_version},
        {"copy_bytes_per_s", p.copy_bytes_per_s},
        {"read_bytes_per_s", p.read_bytes_per_s},
        {"fma_flops_per_s", p.fma_flops_per_s},
+       {"tensor", tensor},
+       {"tensor_note", p.tensor_note},
        {"measured_at", p.measured_at}};
 }
 
 void from_json(const json& j, DevicePeaks& p) {
+  p.format = j.value("format", 1);  // files from before the field are format 1
   p.device = j.at("device").get<std::string>();
   p.driver_version = j.at("driver_version").get<int>();
   p.copy_bytes_per_s = j.at("copy_bytes_per_s").get<double>();
   p.read_bytes_per_s = j.at("read_bytes_per_s").get<double>();
   p.fma_flops_per_s = j.at("fma_flops_per_s").get<double>();
+  p.tensor.clear();
+  if (j.contains("tensor"))
+    for (auto& t : j.at("tensor")) {
+      auto op = tensor_op_from_string(t.at("op").get<std::string>());
+      auto type = tensor_type_from_string(t.at("type").get<std::string>());
+      if (!op || !type) throw std::runtime_error("unknown tensor loop " + t.dump());
+      p.tensor.push_back({*op, *type, t.at("flops_per_s").get<double>()});
+    }
+  p.tensor_note = j.value("tensor_note", "");
   p.measured_at = j.value("measured_at", "");
 }
 
@@ -88,6 +122,9 @@ Result<DevicePeaks> read_peaks_cache(const std::string& path, const DeviceInfo& 
   if (!text) return text.error();
   auto p = peaks_from_json(*text);
   if (!p) return Error{fmt::format("the cached peaks in {} are corrupt ({})", path, p.error().message)};
+  if (p->format < kPeaksFormat)
+    return Error{fmt::format("the cached peaks in {} are format {}, from before the tensor-core loops (format {})", path, p->format,
+                             kPeaksFormat)};
   if (!p->complete()) return Error{fmt::format("the cached peaks in {} are incomplete (a figure is missing, zero or negative)", path)};
   if (p->device != info.name || p->driver_version != info.driver_version)
     return Error{fmt::format("the cached peaks in {} are for {} (driver {}), not this {} (driver {})", path, p->device,
@@ -123,10 +160,16 @@ Result<DevicePeaks> device_peaks(JobRunner& worker, const DeviceInfo& info, cons
   }
   Job job;
   job.kind = JobKind::peaks;
+  // A fresh worker: no module, allocation or kernel of an earlier job shares the GPU with the
+  // loops; and the next job starts fresh too, without the loops' modules.
+  auto* client = dynamic_cast<WorkerClient*>(&worker);
+  if (client) client->stop();
   Outcome o = worker.run(job, std::chrono::seconds(180));
+  if (client) client->stop();
   if (o.failure) return Error{fmt::format("measuring the peaks failed: {}: {}", to_string(o.failure->kind), o.failure->message)};
   if (!o.peaks) return Error{"the worker did not measure the peaks"};
   DevicePeaks p = *o.peaks;
+  p.format = kPeaksFormat;
   p.device = info.name;
   p.driver_version = info.driver_version;
   std::time_t now = std::time(nullptr);

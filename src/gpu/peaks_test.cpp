@@ -6,6 +6,8 @@
 
 #include "gpu/fake_worker.h"
 #include "gpu/peaks.h"
+#include "gpu/peaks_json.h"
+#include "gpu/worker.h"
 #include "util/text.h"
 
 namespace ptxforge::gpu {
@@ -110,6 +112,27 @@ TEST_F(PeaksCache, AFailedOrEmptyMeasurementIsAnErrorAndNothingIsCached) {
   EXPECT_FALSE(fs::exists(peaks_cache_path(dir_, h200())));
 }
 
+TEST(PeaksFreshWorker, TheMeasurementGetsAWorkerOfItsOwnAndTheNextJobAnother) {
+  // A worker that answers every job with peaks (tensor loops included) and never exits.
+  DevicePeaks answer = measured();
+  answer.device = "w";
+  answer.tensor = {{TensorOp::wgmma, TensorType::f16, 8.2e14}};
+  std::string line = "{\"peaks\":" + nlohmann::json::parse(peaks_to_json(answer)).dump() + "}";
+  WorkerClient w({"/bin/sh", "-c", "while read l; do echo '" + line + "'; done"});
+  Job job;
+  job.kind = JobKind::device;
+  w.run(job, std::chrono::seconds(5));  // an earlier job: the worker is up
+  ASSERT_EQ(w.starts(), 1);
+  std::string dir = ::testing::TempDir() + "/peaks-fresh-" + std::to_string(::getpid());
+  auto p = device_peaks(w, h200(), dir, /*remeasure=*/true);
+  fs::remove_all(dir);
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_EQ(w.starts(), 2) << "the measurement ran in a worker started for it";
+  EXPECT_FALSE(w.running()) << "and that worker is gone before the next job";
+  ASSERT_EQ(p->tensor.size(), 1u);
+  EXPECT_DOUBLE_EQ(p->tensor[0].flops_per_s, 8.2e14);
+}
+
 TEST(Peaks, JsonRoundTrip) {
   DevicePeaks p = measured();
   p.device = "X";
@@ -121,6 +144,63 @@ TEST(Peaks, JsonRoundTrip) {
   EXPECT_EQ(back->driver_version, 12080);
   EXPECT_DOUBLE_EQ(back->fma_flops_per_s, 6.5e13);
   EXPECT_EQ(back->measured_at, p.measured_at);
+}
+
+TEST(Peaks, TensorLoopsRoundTripAndAnOlderFormatIsMeasuredAgain) {
+  DevicePeaks p = measured();
+  p.device = "X";
+  p.tensor = {{TensorOp::wgmma, TensorType::bf16, 8.3e14}, {TensorOp::mma_sync, TensorType::e4m3, 9.1e14}};
+  p.tensor_note = "wgmma tf32: loading: CUDA_ERROR_INVALID_PTX";
+  auto back = peaks_from_json(peaks_to_json(p));
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back->tensor.size(), 2u);
+  EXPECT_EQ(back->tensor[1].op, TensorOp::mma_sync);
+  EXPECT_EQ(back->tensor[1].type, TensorType::e4m3);
+  EXPECT_DOUBLE_EQ(back->tensor[0].flops_per_s, 8.3e14);
+  EXPECT_EQ(back->tensor_note, p.tensor_note);
+  EXPECT_EQ(back->format, kPeaksFormat);
+  // An unknown loop is a corrupt record, not a silently dropped figure.
+  std::string text = peaks_to_json(p);
+  text.replace(text.find("\"e4m3\""), 6, "\"fp4\"");
+  EXPECT_FALSE(peaks_from_json(text));
+  // A negative tensor figure makes the record incomplete.
+  p.tensor[0].flops_per_s = -1;
+  EXPECT_FALSE(p.complete());
+  // A record without the format field is format 1: read_peaks_cache refuses it, so
+  // device_peaks measures the tensor loops instead of leaving the table bound in place.
+  auto old = peaks_from_json(R"({"device":"NVIDIA H200","driver_version":13000,"copy_bytes_per_s":1,"read_bytes_per_s":1,"fma_flops_per_s":1})");
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->format, 1);
+}
+
+TEST_F(PeaksCache, ACacheFromBeforeTheTensorLoopsIsReplaced) {
+  std::string path = peaks_cache_path(dir_, h200());
+  fs::create_directories(fs::path(path).parent_path());
+  ASSERT_TRUE(write_file(path, R"({"device":"NVIDIA H200","driver_version":13000,"copy_bytes_per_s":1,)"
+                               R"("read_bytes_per_s":1,"fma_flops_per_s":1})"));
+  auto cached = read_peaks_cache(path, h200());
+  ASSERT_FALSE(cached);
+  EXPECT_NE(cached.error().message.find("format 1, from before the tensor-core loops"), std::string::npos) << cached.error().message;
+  ASSERT_TRUE(device_peaks(worker_, h200(), dir_, false));
+  EXPECT_EQ(worker_.jobs.size(), 1u);
+  auto now = read_peaks_cache(path, h200());
+  ASSERT_TRUE(now) << now.error().message;
+  EXPECT_EQ(now->format, kPeaksFormat);
+}
+
+TEST(Peaks, BestTensorPicksTheFastestLoopOfThePrecisionsTypes) {
+  DevicePeaks p = measured();
+  p.tensor = {{TensorOp::mma_sync, TensorType::f16, 5.6e14}, {TensorOp::wgmma, TensorType::bf16, 8.3e14},
+              {TensorOp::wgmma, TensorType::f16, 8.2e14},   {TensorOp::wgmma, TensorType::tf32, 4.1e14},
+              {TensorOp::wgmma, TensorType::e4m3, 1.6e15}};
+  auto f16 = p.best_tensor(task::TensorCores::f16);
+  ASSERT_TRUE(f16);
+  EXPECT_EQ(f16->type, TensorType::bf16) << "f16 tasks take bf16 too: the faster of the two bounds them";
+  EXPECT_DOUBLE_EQ(p.best_tensor(task::TensorCores::tf32)->flops_per_s, 4.1e14);
+  EXPECT_DOUBLE_EQ(p.best_tensor(task::TensorCores::fp8)->flops_per_s, 1.6e15);
+  EXPECT_FALSE(p.best_tensor(task::TensorCores::int8)) << "no int8 loop: the table stands in";
+  EXPECT_FALSE(p.best_tensor(task::TensorCores::none));
+  EXPECT_FALSE(measured().best_tensor(task::TensorCores::f16)) << "nothing measured";
 }
 
 TEST(Peaks, TensorTableScalesWithSmsAndClock) {

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli_parse.h"
 #include "eval/physical_limit.h"
@@ -75,10 +76,19 @@ int cmd_doctor(const std::vector<std::string>& args) {
                 << fmt::format("    memory: copy {} (read + write bytes), read-only {}\n",
                                eval::format_rate(peaks->copy_bytes_per_s, "B"), eval::format_rate(peaks->read_bytes_per_s, "B"))
                 << fmt::format("    FP32 FMA {}\n", eval::format_rate(peaks->fma_flops_per_s, "FLOP"));
+      // The tensor-core loops (dense flops): the time stage bounds a tensor task by the best
+      // loop of its types, with a 5% margin; the table below stands in for any not measured.
+      if (!peaks->tensor.empty()) std::cout << "    tensor cores, measured (dense; the time stage's bound, +5%):\n";
+      for (auto& t : peaks->tensor)
+        std::cout << fmt::format("      {} {} {}\n", gpu::to_string(t.op), gpu::to_string(t.type), eval::format_rate(t.flops_per_s, "FLOP"));
+      if (!peaks->tensor_note.empty()) std::cout << "    tensor loops NOT measured: " << peaks->tensor_note << "\n";
+      std::vector<std::string> table;
       for (auto tc : {task::TensorCores::tf32, task::TensorCores::f16, task::TensorCores::fp8})
         if (auto t = gpu::tensor_peak_flops(i, tc))
-          std::cout << fmt::format("    {} tensor cores {} (table value, dense, not measured)\n", task::to_string(tc),
-                                   eval::format_rate(*t, "FLOP"));
+          table.push_back(fmt::format("{} {}", task::to_string(tc), eval::format_rate(*t, "FLOP")));
+      if (!table.empty())
+        std::cout << fmt::format("    tensor cores, data-sheet table at the boost clock (used only where a loop is missing): {}\n",
+                                 fmt::join(table, ", "));
     }
   }
   std::cout << fmt::format("\ntoolchain (CUDA home {})\n", cuda_home());
