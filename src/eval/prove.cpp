@@ -80,13 +80,13 @@ struct ExecutedProblem {
   std::string person, model;
 };
 
-// A family's [min_executed] floor on one size set: unset when the task sets none. (Task
+// A family's [min_work] floor on one size set: unset when the task sets none. (Task
 // loading has checked that every floor is a count from 0 to 1e18 on every size set.)
 Result<std::optional<uint64_t>> floor_for(const task::Task& t, const std::string& family, const task::SizeSet& set) {
   auto need = t.min_executed.find(family);
   if (need == t.min_executed.end()) return std::optional<uint64_t>();
   auto v = need->second.evaluate(set.values);
-  if (!v) return Error{"[min_executed] for " + family + ": " + v.error().message};
+  if (!v) return Error{"[min_work] for " + family + ": " + v.error().message};
   return std::optional<uint64_t>(static_cast<uint64_t>(std::ceil(std::clamp(v->as_double(), 0.0, 1e18))));
 }
 
@@ -204,7 +204,7 @@ std::optional<ExecutedProblem> prove_executed(StageContext& ctx, const std::opti
                                                    "another path when it is counted, or its results depend on timing"};
         }
   // Per case: the counts per slot (each a multiple of the increment, or the kernel wrote to
-  // them), weighed by each slot's work on the case's sizes, and the floors of [min_executed]
+  // them), weighed by each slot's work on the case's sizes, and the floors of [min_work]
   // in each family's unit. A group of alternatives is short where its families' work, each
   // over its own floor, adds up to less than one.
   const auto groups = group_indices(ctx.task);

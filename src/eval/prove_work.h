@@ -1,5 +1,5 @@
 // Work, not executions: what one execution of a required instruction is worth toward a task's
-// [min_executed] floor. Counting executions let the smallest wgmma shape (m64n8k16) meet a
+// [min_work] floor. Counting executions let the smallest wgmma shape (m64n8k16) meet a
 // floor sized for m64n256k16 at 1/32 of the work, and a 16-byte TMA box meet one sized for
 // 64 KiB boxes. Each family has a unit (multiply-adds for the matrix instructions, bytes for
 // the bulk copies and ldmatrix, plain warp executions for the rest); each instruction a work

@@ -97,7 +97,7 @@ std::vector<InstructionProof> prove_in_ptx(const std::string& ptx, const std::ve
 // Fills in_sass, sass_opcodes and sass_count from a listing of the candidate's cubin.
 void prove_in_sass(const toolchain::SassListing& listing, std::vector<InstructionProof>& proofs);
 // How far a group of alternative families (indices into warps and floors) went toward the
-// task's [min_executed] on one case: the sum of each member's warp executions over its floor,
+// task's [min_work] on one case: the sum of each member's warp executions over its floor,
 // 1 or more carrying the work. nullopt where a member has no floor: any execution will do.
 std::optional<double> floor_share(const std::vector<size_t>& members, const std::vector<uint64_t>& warps,
                                   const std::vector<std::optional<uint64_t>>& floors);

@@ -457,16 +457,16 @@ void check_roofline_values(const Task& task, const toml::table& root, Diagnostic
   }
 }
 
-// [min_executed] floors must be finite whole counts of at least zero on every size set.
+// [min_work] floors must be finite amounts of at least zero on every size set.
 void check_min_executed_values(const Task& task, const toml::table& root, Diagnostics& diags) {
-  const toml::table* me = root["min_executed"].as_table();
+  const toml::table* me = root["min_work"].as_table();
   if (!me) return;
   for (auto& [family, floor] : task.min_executed)
     for (auto& s : task.sizes) {
       auto v = floor.evaluate(s.values);
       if (!v || !std::isfinite(v->as_double()) || v->as_double() < 0 || v->as_double() > 1e18)
         diags.error(Reader::loc_of(me->get(family)),
-                    fmt::format("[min_executed] for '{}' on size set '{}' is {}: it must be a count from 0 to 1e18", family,
+                    fmt::format("[min_work] for '{}' on size set '{}' is {}: it must be an amount from 0 to 1e18", family,
                                 s.name, v ? fmt::format("{}", v->as_double()) : v.error().message),
                     "task");
     }
@@ -541,18 +541,25 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
       }
       if (!group.empty()) task.required_groups.push_back(std::move(group));
     }
-  if (const toml::table* me = root["min_executed"].as_table()) {
+  // [min_executed] counted warp executions, which the smallest shapes met at a fraction of the
+  // work; a file that still says it would otherwise get a far laxer floor without a word.
+  if (root.contains("min_executed"))
+    r.error(root.get("min_executed"),
+            "[min_executed] (warp executions) is replaced by [min_work]: the work each required family must do on a "
+            "case, in its unit (multiply-adds for mma and wgmma, bytes for TMA and ldmatrix, else warp executions); "
+            "see docs/task-format.md");
+  if (const toml::table* me = root["min_work"].as_table()) {
     for (auto& [k, v] : *me) {
       std::string family(k.str());
       if (std::find(task.required_instructions.begin(), task.required_instructions.end(), family) ==
           task.required_instructions.end()) {
-        r.error(&v, fmt::format("[min_executed] names '{}', which is not in required_instructions", family));
+        r.error(&v, fmt::format("[min_work] names '{}', which is not in required_instructions", family));
         continue;
       }
       if (auto e = r.expr(*me, k.str(), true, Reader::loc_of(me))) task.min_executed.emplace(family, *e);
     }
-  } else if (root.contains("min_executed")) {
-    r.error(root.get("min_executed"), "min_executed must be a table: \"family\" = \"expression of the sizes\"");
+  } else if (root.contains("min_work")) {
+    r.error(root.get("min_work"), "min_work must be a table: \"family\" = \"expression of the sizes\"");
   }
   // Alternatives share their floor, so a floor on some of them alone would let the others carry
   // the work unchecked.
@@ -560,7 +567,7 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
     size_t floored = 0;
     for (auto& f : g) floored += task.min_executed.count(f);
     if (floored != 0 && floored != g.size())
-      r.error(root.get("min_executed"), fmt::format("[min_executed]: the alternatives {} need a floor each, or none of them "
+      r.error(root.get("min_work"), fmt::format("[min_work]: the alternatives {} need a floor each, or none of them "
                                                     "(with some alone, the others could carry the work unchecked)",
                                                     fmt::join(g, " | ")));
   }

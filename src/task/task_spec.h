@@ -88,7 +88,7 @@ struct Task {
   // families that may carry it ("mma.sync | wgmma.mma_async": either will do); a plain entry is
   // a group of one.
   std::vector<std::vector<std::string>> required_groups;
-  // [min_executed]: per required family, the fewest warp executions one case must show in the
+  // [min_work]: per required family, the least work (multiply-adds, bytes, else warp executions) one case must show in the
   // prove stage's count (an expression of the sizes), so that a family used for a token part
   // of the work (one mma while FMAs do the rest) fails.
   std::map<std::string, SizeExpr> min_executed;

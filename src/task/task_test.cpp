@@ -309,11 +309,19 @@ TEST(TaskKeys, MinExecutedNamesARequiredFamilyAndAnExpression) {
   ASSERT_TRUE(v.ok());
   EXPECT_DOUBLE_EQ(v->as_double(), 0.9 * 64 * 64 * 64) << "90% of the multiply-adds";
   auto stray = hgemm_with("\"ldmatrix\" = ", "\"wgmma.mma_async\" = ");
-  EXPECT_NE(error_of(stray).find("[min_executed] names 'wgmma.mma_async', which is not in required_instructions"),
+  EXPECT_NE(error_of(stray).find("[min_work] names 'wgmma.mma_async', which is not in required_instructions"),
             std::string::npos)
       << error_of(stray);
   auto bad = hgemm_with("\"0.9 * m * n * k\"", "\"m * n * q\"");
   EXPECT_NE(error_of(bad).find("q"), std::string::npos) << error_of(bad);
+}
+
+// A floor written as warp executions, read as multiply-adds, would be thousands of times laxer:
+// the old key is refused, naming the new one, rather than reinterpreted.
+TEST(TaskKeys, TheOldExecutionFloorKeyIsRefusedNamingMinWork) {
+  auto old = hgemm_with("[min_work]", "[min_executed]");
+  EXPECT_NE(error_of(old).find("[min_executed] (warp executions) is replaced by [min_work]"), std::string::npos)
+      << error_of(old);
 }
 
 TEST(TaskKeys, SanitizeSizesNameSizeSets) {

@@ -28,7 +28,7 @@ else echo "FAIL tma_copy --prove ncu (exit $rc):"; echo "$out"; fail=1; fi
 alt=$(mktemp -d)
 cp -r "$dir/../../tasks/level3/bgemm_wgmma_nt/." "$alt/"
 sed -i -e 's/^required_instructions = \["wgmma.mma_async", /required_instructions = ["mma.sync | wgmma.mma_async", /' \
-  -e 's/^\[min_executed\]$/[min_executed]\n"mma.sync" = "0.9 * m * n * k"/' "$alt/task.toml"
+  -e 's/^\[min_work\]$/[min_work]\n"mma.sync" = "0.9 * m * n * k"/' "$alt/task.toml"
 out=$("$ptxforge" run --no-time --prove ncu "$alt" "$alt/solution.ptx" 2>&1); rc=$?
 if ((rc == 0)) && grep -q "(or mma.sync)" <<<"$out" && grep -q "ncu agrees" <<<"$out"; then
   echo "ok   bgemm_wgmma_nt with mma.sync | wgmma.mma_async: $(grep '^  prove' <<<"$out")"
