@@ -15,6 +15,7 @@
 #include "util/paths.h"
 #include "util/sandbox.h"
 #include "util/text.h"
+#include "util/test_env.h"
 
 namespace ptxforge::toolchain {
 namespace {
@@ -22,22 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 constexpr const char* kCanary = "canary-xyz";
 

@@ -10,28 +10,13 @@
 #include <filesystem>
 
 #include "util/text.h"
+#include "util/test_env.h"
 
 namespace ptxforge {
 namespace {
 
 using namespace std::chrono_literals;
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 // The paths bound into the sandbox (the second operand of each --ro-bind / --bind).
 std::vector<std::string> bound(const std::vector<std::string>& a, const std::string& flag) {

@@ -9,29 +9,13 @@
 #include "util/sandbox.h"
 #include "util/subprocess.h"
 #include "util/text.h"
+#include "util/test_env.h"
 
 namespace ptxforge {
 namespace {
 
 using namespace std::chrono_literals;
 
-// Sets a variable for one test and restores the old value.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 TEST(ChildEnvironment, AllowlistKeepsWhatToolsNeedAndDropsCredentials) {
   const char* parent[] = {"PATH=/usr/bin", "HOME=/home/u", "TMPDIR=/tmp/x", "LANG=C.UTF-8", "LC_ALL=C",
