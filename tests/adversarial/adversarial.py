@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The adversarial set: cheating and broken kernels that the harness must catch.
 
-Each folder <name>/ holds kernel.ptx (a candidate with its `// @launch` lines) and expect.toml:
+Each folder <name>/ holds kernel.ptx or kernel.cu (a candidate with its `// @launch` lines) and expect.toml:
 the task, the stage that must fail (a name, or a list of names any of which will do), a regex
 the failing stage's summary must match, extra `ptxforge run` options, a class and a one-line
 description. run.sh calls this file; it has three modes:
@@ -40,7 +40,9 @@ KEYS = {"task", "class", "stage", "reason", "options", "description"}
 class Kernel:
     def __init__(self, name):
         self.name = name
-        self.path = os.path.join(HERE, name, "kernel.ptx")
+        # kernel.ptx, or kernel.cu for a CUDA candidate (NVRTC compiles it in the check stage)
+        cu = os.path.join(HERE, name, "kernel.cu")
+        self.path = cu if os.path.isfile(cu) else os.path.join(HERE, name, "kernel.ptx")
         with open(os.path.join(HERE, name, "expect.toml"), "rb") as f:
             e = tomllib.load(f)
         unknown = set(e) - KEYS
@@ -58,7 +60,7 @@ class Kernel:
         self.cls = e["class"]
         self.description = e["description"]
         if not os.path.isfile(self.path):
-            raise SystemExit(f"{name}: kernel.ptx is missing")
+            raise SystemExit(f"{name}: kernel.ptx (or kernel.cu) is missing")
 
 
 def load_kernels(names):
