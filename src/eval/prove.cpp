@@ -208,7 +208,7 @@ std::optional<ExecutedProblem> prove_executed(StageContext& ctx, const std::opti
   // in each family's unit. A group of alternatives is short where its families' work, each
   // over its own floor, adds up to less than one.
   const auto groups = group_indices(ctx.task);
-  std::vector<uint64_t> total(families.size(), 0);
+  std::vector<uint64_t> total(families.size(), 0), total_work(families.size(), 0);
   std::vector<std::string> token;
   std::vector<size_t> token_groups;
   bool token_held_back = false;
@@ -246,6 +246,7 @@ std::optional<ExecutedProblem> prove_executed(StageContext& ctx, const std::opti
     }
     for (size_t i = 0; i < families.size(); ++i) {
       total[i] += warps[i];
+      total_work[i] += work[i];
       if (!set) continue;
       auto floor = floor_for(ctx.task, families[i], *set);
       if (!floor) return plain(floor.error().message);
@@ -273,6 +274,8 @@ std::optional<ExecutedProblem> prove_executed(StageContext& ctx, const std::opti
   for (size_t i = 0; i < families.size(); ++i) {
     r.proofs[i].executed = total[i] > 0;
     r.proofs[i].executed_warps = total[i];
+    r.proofs[i].executed_work = total_work[i];
+    r.proofs[i].work_unit = std::string(to_string(unit_of_family(families[i])));
   }
   // A group no warp reached at all is reported as never executed (by the caller), not as short.
   bool all_idle = true;

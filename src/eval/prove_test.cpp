@@ -183,7 +183,7 @@ TEST_F(ProveTest, AFamilyThatCarriesOnlyATokenPartOfTheWorkFailsOnTheCaseItShort
   enough.answer = ScriptedGpu{{31251, 12}};
   RunRecord ok = run(enough, solution());
   EXPECT_EQ(ok.find_stage(StageId::prove)->status, StageStatus::passed) << ok.find_stage(StageId::prove)->summary;
-  EXPECT_NE(render_report_text(ok).find("executed yes (62502 warps; per-case floor up to 31251)"), std::string::npos)
+  EXPECT_NE(render_report_text(ok).find("executed yes (62502 warps; per-case floor up to 31251 warp executions)"), std::string::npos)
       << render_report_text(ok);
 }
 
@@ -367,6 +367,11 @@ TEST_F(ProveTest, ASmallShapeCountsItsWorkNotItsExecutions) {
   twice.answer = g2;
   RunRecord ok = run(twice, path);
   EXPECT_EQ(ok.find_stage(StageId::prove)->status, StageStatus::passed) << ok.find_stage(StageId::prove)->summary;
+  // The record says what the floor was held against: the work, in its unit, beside the count.
+  ASSERT_EQ(ok.proofs.size(), 1u);
+  EXPECT_EQ(ok.proofs[0].work_unit, "multiply-adds");
+  EXPECT_EQ(ok.proofs[0].executed_work, ok.proofs[0].executed_warps * 1024) << "m16n8k8 is 1024 multiply-adds";
+  EXPECT_EQ(ok.proofs[0].min_warps, 204800u);
 }
 
 // A task that requires a cluster family needs clusters of more than one CTA.

@@ -55,7 +55,9 @@ struct InstructionProof {
   std::vector<std::string> sass_opcodes;  // the opcodes that would prove it ("HGMMA", ...)
   int sass_count = 0;                     // how many of them the listing holds
   uint64_t executed_warps = 0;            // warp-level executions the instrumented copy counted
-  uint64_t min_warps = 0;                 // the task's [min_work] summed over those cases (0: none)
+  uint64_t executed_work = 0;             // those executions weighed by their work, in work_unit
+  std::string work_unit = "warp executions";  // "multiply-adds", "bytes" or "warp executions"
+  uint64_t min_warps = 0;                 // the task's largest per-case [min_work] floor, in work_unit (0: none)
   std::optional<uint64_t> ncu_threads;    // `--prove ncu`: predicated-on thread executions of sass_opcodes
 };
 

@@ -107,9 +107,12 @@ std::string render_report_text(const RunRecord& r, bool color) {
     auto yes_no = [](const std::optional<bool>& b) { return b ? (*b ? "yes" : "NO") : "-"; };
     for (auto& p : r.proofs) {
       std::string sass = p.sass_opcodes.empty() ? "-" : fmt::format("{} ({})", yes_no(p.in_sass), p.sass_count);
-      std::string ran = p.executed ? fmt::format("{} ({} warps{})", yes_no(p.executed), p.executed_warps,
-                                                 p.min_warps ? fmt::format("; per-case floor up to {}", p.min_warps) : "")
-                                   : "-";
+      bool weighed = p.work_unit != "warp executions";
+      std::string ran =
+          p.executed ? fmt::format("{} ({} warps{}{})", yes_no(p.executed), p.executed_warps,
+                                   weighed ? fmt::format(", {} {}", p.executed_work, p.work_unit) : "",
+                                   p.min_warps ? fmt::format("; per-case floor up to {} {}", p.min_warps, p.work_unit) : "")
+                     : "-";
       std::string ncu = p.ncu_threads ? fmt::format("  ncu {} threads", *p.ncu_threads) : "";
       std::string or_else = p.alternatives.empty() ? "" : fmt::format("  (or {})", fmt::join(p.alternatives, ", "));
       out += fmt::format("    {:<24} ptx {} ({})  sass {}  executed {}{}{}\n", p.family, p.in_ptx ? "yes" : "NO",
@@ -196,6 +199,10 @@ std::string render_report_json(const RunRecord& r) {
     pj["sass_count"] = p.sass_count;
     pj["executed"] = p.executed ? json(*p.executed) : json(nullptr);
     pj["executed_warps"] = p.executed_warps;
+    if (p.executed) {
+      pj["executed_work"] = p.executed_work;
+      pj["work_unit"] = p.work_unit;
+    }
     if (p.min_warps) pj["min_warps"] = p.min_warps;
     if (p.ncu_threads) pj["ncu_threads"] = *p.ncu_threads;
     j["proofs"].push_back(pj);
