@@ -229,5 +229,27 @@ TEST(TimeGate, ACandidateFarAheadOfALibraryNearItsPeakIsSuspicious) {
   EXPECT_NE(m.problems[0].find("of the memory peak"), std::string::npos) << m.problems[0];
 }
 
+// A peak measured too low (a throttled clock, a slow loop) must not fail an honest kernel
+// level with the library: the library cannot beat the hardware, so the bound rises to what it
+// reached, and the gate still holds a kernel far beyond that.
+TEST(TimeGate, APeakBelowWhatTheLibraryReachedIsRaisedToIt) {
+  task::Task t = gemm_task();
+  LimitPeaks low{4.0e12, 6.0e14, "f16 tensor-core", kMeasuredTensorMargin};  // 600 TFLOP/s: wrong
+  // cuBLASLt at 0.1738 ms is 791 TFLOP/s; the candidate at 0.172 ms, 799 TFLOP/s.
+  TimeVerdict v = judge_times(t, one_size(0.172, 0.173, 0.1738), low);
+  EXPECT_TRUE(v.problems.empty()) << v.problems[0];
+  ASSERT_EQ(v.notes.size(), 1u);
+  EXPECT_NE(v.notes[0].find("the library reached 791 TFLOP/s, above the f16 tensor-core peak of 600 TFLOP/s"),
+            std::string::npos)
+      << v.notes[0];
+  // Without the library the low peak stands, and the same time fails.
+  EXPECT_FALSE(judge_times(t, one_size(0.172, 0.173), low).problems.empty());
+  // Raised to the library's rate, 5% over it still fails: 0.14 ms is 982 TFLOP/s.
+  EXPECT_FALSE(judge_times(t, one_size(0.14, 0.1738, 0.1738), low).problems.empty());
+  // A peak above the library is left as it is, with no note.
+  LimitPeaks right{4.0e12, 8.3e14, "f16 tensor-core", kMeasuredTensorMargin};
+  EXPECT_TRUE(judge_times(t, one_size(0.172, 0.173, 0.1738), right).notes.empty());
+}
+
 }  // namespace
 }  // namespace ptxforge::eval

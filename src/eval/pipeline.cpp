@@ -296,6 +296,7 @@ StageResult time(StageContext& ctx) {
   TimeVerdict verdict = judge_times(ctx.task, *r.time, gp.limits);
   r.limits = PhysicalLimits{gp.note, gp.limits, verdict.rows};
   for (auto& n : r.time->notes) r.flags.push_back(n);
+  for (auto& n : verdict.notes) r.flags.push_back(n);
   if (!r.time->trials_pass) return result(StageStatus::failed, r.time->trial_problem);
   if (!r.time->reverify_pass) return result(StageStatus::failed, r.time->reverify_problem);
   if (!verdict.problems.empty()) {

@@ -42,6 +42,25 @@ GatePeaks gate_peaks(const task::Task& task, const Result<gpu::DevicePeaks>& mea
   return g;
 }
 
+LimitPeaks peaks_at_least_the_library(const LimitPeaks& peaks, double bytes, double flops, double library_fastest_s,
+                                      std::string& note) {
+  LimitPeaks p = peaks;
+  note.clear();
+  if (library_fastest_s <= 0) return p;
+  const double lib_flops = flops / library_fastest_s, lib_bytes = bytes / library_fastest_s;
+  if (p.flops_per_s > 0 && lib_flops > p.flops_per_s) {
+    note = fmt::format("the library reached {}, above the {} peak of {}: that bound is raised to it", format_rate(lib_flops, "FLOP"),
+                       p.flops_kind, format_rate(p.flops_per_s, "FLOP"));
+    p.flops_per_s = lib_flops;
+  }
+  if (p.bytes_per_s > 0 && lib_bytes > p.bytes_per_s) {
+    note += fmt::format("{}the library moved {}, above the memory peak of {}: that bound is raised to it", note.empty() ? "" : "; ",
+                        format_rate(lib_bytes, "B"), format_rate(p.bytes_per_s, "B"));
+    p.bytes_per_s = lib_bytes;
+  }
+  return p;
+}
+
 TimeVerdict judge_times(const task::Task& task, const gpu::TimeReport& times, const LimitPeaks& peaks) {
   TimeVerdict v;
   for (auto& s : times.sizes) {
@@ -82,7 +101,13 @@ TimeVerdict judge_times(const task::Task& task, const gpu::TimeReport& times, co
                                          ratio, s.library_name, s.size_set, s.library_name, 100 * near, bound,
                                          kNearPeakLibraryRatio, 100 * (1 - kLibraryNearPeak)));
     }
-    LimitCheck c = check_physical_limits(row.bytes, row.flops, s.candidate.min_ms / 1e3, peaks);
+    LimitPeaks held = peaks;
+    if (s.library) {
+      std::string note;
+      held = peaks_at_least_the_library(peaks, row.bytes, row.flops, s.library->min_ms / 1e3, note);
+      if (!note.empty()) v.notes.push_back(fmt::format("on '{}': {}", s.size_set, note));
+    }
+    LimitCheck c = check_physical_limits(row.bytes, row.flops, s.candidate.min_ms / 1e3, held);
     row.bytes_per_s = c.bytes_per_s;
     row.flops_per_s = c.flops_per_s;
     row.pass = c.pass;

@@ -50,8 +50,16 @@ struct LimitRow {
 
 struct TimeVerdict {
   std::vector<std::string> problems;  // each a reason to fail (or to flag, when allowed)
+  std::vector<std::string> notes;     // a bound raised because the library itself passed it
   std::vector<LimitRow> rows;
 };
+
+// The peaks a size set is held to: `peaks`, raised to the rate the vendor library itself
+// reached on that size set where the library went past them. A library cannot beat the
+// hardware, so a peak below it was measured wrong (a throttled clock, a slow loop), and an
+// honest kernel level with the library must not fail on it. The note says so; "" otherwise.
+LimitPeaks peaks_at_least_the_library(const LimitPeaks& peaks, double bytes, double flops, double library_fastest_s,
+                                      std::string& note);
 
 TimeVerdict judge_times(const task::Task& task, const gpu::TimeReport& times, const LimitPeaks& peaks);
 
