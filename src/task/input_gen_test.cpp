@@ -11,28 +11,17 @@
 
 #include "task/buffers.h"
 #include "task/seeds.h"
+#include "task/mix_inverse.h"
 
 namespace ptxforge::task {
 namespace {
 
+using testing::odd_inverse;
+using testing::undo_mix64;
+
 // The generator this PRF replaced, as the adversary knew it: element i's 64 random bits were
 // mix64(key + golden * (i + 1)), key = mix64(seed * fnv_prime + stream * c + 1).
 constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ull, kFnvPrime = 0x100000001B3ull, kStreamMul = 0xA24BAED4963EE407ull;
-uint64_t odd_inverse(uint64_t a) {
-  uint64_t x = a;  // Newton's iteration: 1 -> 64 correct low bits in 6 steps
-  for (int i = 0; i < 6; ++i) x *= 2 - a * x;
-  return x;
-}
-uint64_t undo_xorshift(uint64_t z, int s) {
-  uint64_t x = z;
-  for (int k = 0; k < 64; k += s) x = z ^ (x >> s);
-  return x;
-}
-uint64_t undo_mix64(uint64_t z) {
-  z = undo_xorshift(z, 31) * odd_inverse(0x94D049BB133111EBull);
-  z = undo_xorshift(z, 27) * odd_inverse(0xBF58476D1CE4E5B9ull);
-  return undo_xorshift(z, 30);
-}
 // What a kernel given int(0, 2^53 - 1) inputs could do to the old generator: each element
 // shows 53 of its 64 bits, so guess the other 11 of element 0, undo the mix to the key, check
 // the guess against element 1, and undo the key to the seed.

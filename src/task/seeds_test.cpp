@@ -8,27 +8,14 @@
 #include <set>
 
 #include "task/prf.h"
+#include "task/mix_inverse.h"
 
 namespace ptxforge::task {
 namespace {
 
 // The adversary's tools: splitmix64 undone step by step (xorshifts and odd multipliers are
 // bijections of 64-bit words). The derivation this file replaced was three splitmix64 steps.
-uint64_t odd_inverse(uint64_t a) {
-  uint64_t x = a;  // Newton's iteration doubles the correct low bits each step: 1 -> 64 in 6
-  for (int i = 0; i < 6; ++i) x *= 2 - a * x;
-  return x;
-}
-uint64_t undo_xorshift(uint64_t z, int s) {
-  uint64_t x = z;
-  for (int k = 0; k < 64; k += s) x = z ^ (x >> s);
-  return x;
-}
-uint64_t undo_splitmix64(uint64_t z) {
-  z = undo_xorshift(z, 31) * odd_inverse(0x94D049BB133111EBull);
-  z = undo_xorshift(z, 27) * odd_inverse(0xBF58476D1CE4E5B9ull);
-  return undo_xorshift(z, 30) - 0x9E3779B97F4A7C15ull;
-}
+uint64_t undo_splitmix64(uint64_t z) { return testing::undo_mix64(z) - 0x9E3779B97F4A7C15ull; }
 
 TEST(Seeds, SplitMix64MatchesTheReferenceSequence) {
   // splitmix64 with state 0: the first outputs of Vigna's reference generator.
