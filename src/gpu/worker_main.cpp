@@ -10,10 +10,14 @@
 #include "gpu/driver.h"
 #include "gpu/protocol.h"
 #include "gpu/worker.h"
+#include "util/orphan_watch.h"
 
 namespace ptxforge::gpu {
 
 int worker_main(int ordinal) {
+  // A parent killed mid-job (a timeout, ^C) must not leave this process spinning a candidate's
+  // endless kernel on the GPU, slowing every later measurement there.
+  exit_when_orphaned();
   // Answers go to the original stdout; anything else written to stdout (a kernel's printf,
   // a library's chatter) goes to stderr instead.
   int answers = dup(1);

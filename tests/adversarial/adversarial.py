@@ -23,6 +23,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import tomllib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -198,7 +199,11 @@ def mode_gpu(ptxforge, names):
     rows = []
     for (task, options), members in groups.items():
         paths = [m.path if kind == "kernel" else solution_path(m) for kind, m in members]
+        started = time.monotonic()
         rc, records, err = run_ptxforge(ptxforge, list(options) + [task] + paths, 3600)
+        # Progress on stderr as each group ends, so a run cut short still says how far it got.
+        print(f"{task} {' '.join(options)}: {len(members)} candidates in {time.monotonic() - started:.0f} s",
+              file=sys.stderr, flush=True)
         by_path = {r.get("candidate"): r for r in records or []}
         if records is None or rc not in (0, 1):
             print(f"warning: `ptxforge run {' '.join(options)} {task} ...` exited {rc}: {err.strip()[-400:]}")
