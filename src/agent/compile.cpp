@@ -11,7 +11,7 @@
 #include "agent/feedback.h"
 #include "agent/hardware.h"
 #include "agent/session_layout.h"
-#include "gpu/worker.h"
+#include "gpu/worker_client.h"
 #include "llm/cache.h"
 #include "task/seeds.h"
 #include "toolchain/nvrtc.h"

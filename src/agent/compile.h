@@ -27,6 +27,9 @@ enum class SpeedupBase { nvcc, library };
 Result<std::pair<double, SpeedupBase>> parse_target_speedup(std::string_view text);
 std::string target_speedup_text(double target, SpeedupBase base);
 
+// The loop's options. How each is spelled on the command line, in bench.toml and in
+// session.json is one row of agent/options.h; the defaults here are the only ones (the
+// commands start from agent::default_options()).
 struct CompileOptions {
   std::string task_dir;
   std::string model;  // provider spec
@@ -41,9 +44,15 @@ struct CompileOptions {
   std::string out;            // the session folder
   bool cache = true;
   double temperature = 0.2;
-  int max_tokens = 16384;
+  int max_tokens = 32768;
   llm::Prices prices;
-  eval::RunOptions run;
+  // Each newly verified kernel runs under compute-sanitizer unless --no-sanitize (`run` itself
+  // sanitizes only with --sanitize).
+  eval::RunOptions run = [] {
+    eval::RunOptions r;
+    r.sanitize = true;
+    return r;
+  }();
 };
 
 struct CompileResult {

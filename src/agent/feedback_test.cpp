@@ -8,7 +8,7 @@
 #include "agent/feedback.h"
 #include "agent/session_layout.h"
 #include "eval/pipeline.h"
-#include "gpu/fake_worker.h"
+#include "testing/fake_worker.h"
 #include "task/task_spec.h"
 #include "toolchain/ptxas.h"
 #include "util/paths.h"

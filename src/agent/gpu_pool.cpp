@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "gpu/worker.h"
+#include "gpu/worker_client.h"
 #include "util/text.h"
 
 namespace ptxforge::agent {

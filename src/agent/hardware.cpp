@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "gpu/worker.h"
+#include "gpu/worker_client.h"
 
 namespace ptxforge::agent {
 

@@ -10,8 +10,8 @@
 #include <fmt/ranges.h>
 
 #include "gpu/guard_layout.h"
-#include "gpu/library_baseline.h"
 #include "ptx/target.h"
+#include "task/baselines.h"
 #include "task/task_view.h"
 #include "toolchain/nvcc.h"
 #include "util/text.h"
@@ -24,7 +24,7 @@ namespace {
 // the vendor library ("cuBLAS sgemm").
 std::string timed_against(const task::Task& t) {
   std::string out = "the kernel nvcc builds from the reference";
-  if (t.baseline) out += fmt::format(" and against {}, the vendor library", gpu::LibraryBaseline::name(*t.baseline));
+  if (t.baseline) out += fmt::format(" and against {}, the vendor library", task::baseline_spec(t.baseline->kind).display_name);
   return out;
 }
 

@@ -6,7 +6,6 @@
 
 #include "agent/prompt.h"
 #include "gpu/guard_layout.h"
-#include "gpu/library_baseline.h"
 #include "ptx/parser.h"
 #include "task/buffers.h"
 #include "task/launch_spec.h"
@@ -170,7 +169,7 @@ TEST(Prompt, EveryTaskWithALibraryBaselineNamesIt) {
       continue;
     }
     ++with_baseline;
-    std::string name = gpu::LibraryBaseline::name(*t->baseline);
+    std::string name = std::string(task::baseline_spec(t->baseline->kind).display_name);
     EXPECT_TRUE(name.find("cuBLAS") != std::string::npos || name.find("cuDNN") != std::string::npos)
         << t->name << ": " << name;
     EXPECT_NE(bare.find(fmt::format("Timed against the kernel nvcc builds from the reference and against {}, the vendor library",

@@ -1,17 +1,14 @@
 #include "agent/session.h"
 
-#include <algorithm>
 #include <filesystem>
-#include <functional>
-#include <type_traits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "agent/compile.h"
 #include "agent/hardware.h"
+#include "agent/options.h"
 #include "agent/session_layout.h"
-#include "ptx/target.h"
 #include "task/seeds.h"
 #include "task/task_spec.h"
 #include "util/paths.h"
@@ -133,94 +130,6 @@ std::optional<RoundSummary> load_round(const std::string& dir) {
 
 namespace {
 
-// One saved option: its key in session.json, how to read it from the options and how to set
-// it back. Options missing from an older session.json keep CompileOptions' defaults.
-struct Field {
-  const char* key;
-  std::function<json(const CompileOptions&)> save;
-  std::function<Status(CompileOptions&, const json&)> load;
-};
-
-// A field stored as it is held: `access` returns a reference to the member.
-template <typename Access>
-Field plain(const char* key, Access access) {
-  return {key, [access](const CompileOptions& o) { return json(access(o)); },
-          [access](CompileOptions& o, const json& j) -> Status {
-            using T = std::decay_t<decltype(access(o))>;
-            access(o) = j.get<T>();
-            return ok_status();
-          }};
-}
-
-const std::vector<Field>& fields() {
-  static const std::vector<Field> table = {
-      plain("model", [](auto& o) -> auto& { return o.model; }),
-      {"mode", [](const CompileOptions& o) { return json(o.prompt.mode == Mode::translate ? "translate" : "implement"); },
-       [](CompileOptions& o, const json& j) -> Status {
-         std::string m = j.get<std::string>();
-         if (m != "translate" && m != "implement") return Error{fmt::format("unknown mode '{}'", m)};
-         o.prompt.mode = m == "translate" ? Mode::translate : Mode::implement;
-         return ok_status();
-       }},
-      {"knowledge", [](const CompileOptions& o) { return json(std::string(knowledge_level_name(o.prompt.knowledge))); },
-       [](CompileOptions& o, const json& j) -> Status {
-         auto k = parse_knowledge_level(j.get<std::string>());
-         if (!k) return k.error();
-         o.prompt.knowledge = *k;
-         return ok_status();
-       }},
-      plain("fewshot_nvcc", [](auto& o) -> auto& { return o.prompt.fewshot_nvcc; }),
-      plain("repair_candidate", [](auto& o) -> auto& { return o.prompt.repair_candidate; }),
-      plain("repair_feedback", [](auto& o) -> auto& { return o.prompt.repair_feedback; }),
-      plain("prompt_rules", [](auto& o) -> auto& { return o.prompt.role; }),
-      plain("prompt_format", [](auto& o) -> auto& { return o.prompt.format; }),
-      plain("arch", [](auto& o) -> auto& { return o.prompt.arch; }),
-      plain("run_arch", [](auto& o) -> auto& { return o.run.arch; }),
-      plain("hardware_profile", [](auto& o) -> auto& { return o.hardware_profile; }),
-      plain("rounds", [](auto& o) -> auto& { return o.rounds; }),
-      plain("samples", [](auto& o) -> auto& { return o.samples; }),
-      plain("target_speedup", [](auto& o) -> auto& { return o.target_speedup; }),
-      {"target_base", [](const CompileOptions& o) { return json(o.target_base == SpeedupBase::library ? "library" : "nvcc"); },
-       [](CompileOptions& o, const json& j) -> Status {
-         std::string b = j.get<std::string>();
-         if (b != "library" && b != "nvcc") return Error{fmt::format("unknown target base '{}'", b)};
-         o.target_base = b == "library" ? SpeedupBase::library : SpeedupBase::nvcc;
-         return ok_status();
-       }},
-      plain("cache", [](auto& o) -> auto& { return o.cache; }),
-      plain("temperature", [](auto& o) -> auto& { return o.temperature; }),
-      plain("max_tokens", [](auto& o) -> auto& { return o.max_tokens; }),
-      plain("seeds", [](auto& o) -> auto& { return o.run.seeds; }),
-      // --seed: the session's base seed, a decimal string; null when every round draws a fresh one.
-      {"seed", [](const CompileOptions& o) { return o.run.seed ? json(task::seed_text(*o.run.seed)) : json(nullptr); },
-       [](CompileOptions& o, const json& j) -> Status {
-         if (j.is_null()) {
-           o.run.seed.reset();
-           return ok_status();
-         }
-         auto s = task::parse_seed(j.get<std::string>());
-         if (!s) return s.error();
-         o.run.seed = *s;
-         return ok_status();
-       }},
-      plain("held_back", [](auto& o) -> auto& { return o.run.held_back; }),
-      plain("time", [](auto& o) -> auto& { return o.run.time; }),
-      plain("sanitize", [](auto& o) -> auto& { return o.run.sanitize; }),
-      plain("allow_suspicious", [](auto& o) -> auto& { return o.run.allow_suspicious; }),
-      plain("profile", [](auto& o) -> auto& { return o.run.profile; }),
-      {"verify_timeout_ms", [](const CompileOptions& o) { return json(o.run.verify_timeout.count()); },
-       [](CompileOptions& o, const json& j) -> Status {
-         o.run.verify_timeout = std::chrono::milliseconds(j.get<long long>());
-         return ok_status();
-       }},
-      plain("price_in", [](auto& o) -> auto& { return o.prices.input_per_mtok; }),
-      plain("price_out", [](auto& o) -> auto& { return o.prices.output_per_mtok; }),
-      plain("prices_known", [](auto& o) -> auto& { return o.prices.known; }),
-      // run.launch_path is not saved: compile reads the launch from each reply, never from a file.
-  };
-  return table;
-}
-
 fs::path absolute_of(const std::string& p) {
   std::error_code ec;
   fs::path a = fs::weakly_canonical(fs::absolute(p, ec), ec);
@@ -277,7 +186,8 @@ Result<std::string> resolve_task_reference(std::string_view reference_json, cons
 std::string session_options_json(const CompileOptions& o) {
   json j = json::object();
   j["task"] = json::parse(task_reference_json(o.task_dir, o.out));
-  for (auto& f : fields()) j[f.key] = f.save(o);
+  for (auto& row : option_rows())
+    if (!row.session_key.empty()) j[std::string(row.session_key)] = row.save(o);
   return j.dump(2);
 }
 
@@ -299,12 +209,20 @@ Result<CompileOptions> session_options_from(std::string_view text, const std::st
       return damaged("no task");
     }
     if (!j.contains("model")) return damaged("no model");
-    for (auto& f : fields()) {
-      if (!j.contains(f.key)) continue;
-      if (auto s = f.load(o, j[f.key]); !s) return damaged(fmt::format("'{}': {}", f.key, s.error().message));
+    // In the table's order: "arch" sets the run's target too, so a session saved before
+    // run_arch was its own key runs for the prompt's target. A key missing from an older
+    // session keeps CompileOptions' default.
+    for (auto& row : option_rows()) {
+      std::string key(row.session_key);
+      if (key.empty() || !j.contains(key)) continue;
+      Status s = ok_status();
+      try {
+        s = row.load(o, j[key]);
+      } catch (const std::exception& e) {  // a value of the wrong JSON type
+        s = Error{e.what()};
+      }
+      if (!s) return damaged(fmt::format("'{}': {}", key, s.error().message));
     }
-    // Sessions saved before the run's architecture was its own field used the prompt's.
-    if (!j.contains("run_arch")) o.run.arch = o.prompt.arch;
     return o;
   } catch (const std::exception& e) {
     return damaged(e.what());
@@ -316,18 +234,11 @@ Status validate_options(const CompileOptions& o) {
   if (!t) return t.error();
   if (auto s = check_hardware_profile(o.hardware_profile); !s) return s.error();
   for (const std::string* arch : {&o.prompt.arch, &o.run.arch}) {
-    if (arch->empty()) continue;
-    auto t = ptx::Target::parse(*arch);
-    const auto& known = ptx::known_targets();
-    if (!t || std::find(known.begin(), known.end(), *t) == known.end())
-      return Error{fmt::format("'{}' is not a target ptxas knows; write e.g. sm_80, sm_90 or sm_90a", *arch)};
+    CompileOptions scratch;
+    if (auto s = option_row(Option::arch).parse(scratch, *arch, "--arch"); !s) return s;
   }
-  if (o.rounds < 1) return Error{"--rounds must be at least 1"};
-  if (o.samples < 1) return Error{"--samples must be at least 1"};
-  if (o.run.seeds < 1) return Error{"--seeds must be at least 1"};
-  if (o.max_tokens < 1) return Error{"--max-tokens must be at least 1"};
-  if (o.temperature < 0 || o.temperature > 2) return Error{"--temperature must lie between 0 and 2"};
-  if (o.target_speedup < 0) return Error{"--target-speedup cannot be negative"};
+  // The ranges of the numbers (--rounds, --max-tokens, ...), from the option table.
+  if (auto s = check_ranges(o); !s) return s;
   if (o.target_speedup > 0 && o.target_base == SpeedupBase::library && !t->baseline)
     return Error{fmt::format("task {} has no library baseline: give --target-speedup relative to nvcc (e.g. 1.2x)", t->name)};
   if (o.prices.known && (o.prices.input_per_mtok < 0 || o.prices.output_per_mtok < 0))

@@ -1,8 +1,8 @@
 // A compile session on disk: everything a round produced, so a session can be resumed after
 // a crash, a budget stop or a manual reply, and inspected later. The files and their names
 // are in agent/session_layout.h. session.json holds the options the session was started with
-// (one table of fields; the task by its suite name or by a path relative to the session, so a
-// session moves between machines with the checkout elsewhere).
+// (their keys are the option table's, agent/options.h; the task by its suite name or by a path
+// relative to the session, so a session moves between machines with the checkout elsewhere).
 #pragma once
 
 #include <cstdint>

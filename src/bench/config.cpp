@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "agent/options_toml.h"
 #include "task/seeds.h"
 #include "task/task_spec.h"
 #include "util/text.h"
@@ -52,6 +53,11 @@ std::string slug(std::string_view s) {
   return out.substr(0, 60);
 }
 
+void add_all(Problems& p, const std::vector<agent::TomlProblem>& problems) {
+  for (auto& q : problems) p.add(q.at, q.message);
+}
+
+// Each model's options are the bench's with the model's own keys read over them.
 void read_models(const toml::table& root, BenchConfig& c, Problems& p) {
   const toml::array* models = root["models"].as_array();
   if (!models || models->empty()) {
@@ -65,43 +71,14 @@ void read_models(const toml::table& root, BenchConfig& c, Problems& p) {
       p.add(&node, "each [[models]] entry must be a table");
       continue;
     }
-    ModelEntry m;
-    if (auto s = (*t)["spec"].value<std::string>()) m.spec = *s;
-    else p.add(&node, "a model needs spec = \"<provider>:<model>\"");
-    if (m.spec == "manual") p.add(&node, "a bench cannot wait for manual replies: use a provider, cmd: or replay:");
-    m.name = (*t)["name"].value_or(m.spec);
-    m.temperature = (*t)["temperature"].value_or(m.temperature);
-    m.max_tokens = static_cast<int>((*t)["max_tokens"].value_or(int64_t{m.max_tokens}));
-    if (m.max_tokens < 256) p.add(&node, "max_tokens must be at least 256");
-    if (const toml::node* price = t->get("price")) {
-      auto v = list_of<double>(*t, "price", p);
-      if (v.size() != 2) p.add(price, "price is [USD per million prompt tokens, USD per million completion tokens]");
-      else m.prices = {v[0], v[1], true};
-    }
-    for (auto& [key, _] : *t)
-      if (key != "spec" && key != "name" && key != "temperature" && key != "max_tokens" && key != "price")
-        p.add(t->get(key.str()), fmt::format("unknown key '{}' in [[models]] (known: name, spec, temperature, max_tokens, price)", key.str()));
+    ModelEntry m{"", c.options};
+    add_all(p, agent::read_toml_options(*t, agent::BenchPlace::model, {"name"}, "[[models]]", m.options));
+    if (!t->contains("spec")) p.add(&node, "a model needs spec = \"<provider>:<model>\"");
+    if (m.options.model == "manual") p.add(&node, "a bench cannot wait for manual replies: use a provider, cmd: or replay:");
+    m.name = (*t)["name"].value_or(m.options.model);
     if (!names.insert(m.name).second) p.add(&node, fmt::format("two models are named '{}'; give each a name", m.name));
     c.models.push_back(std::move(m));
   }
-}
-
-void read_run(const toml::table& root, BenchConfig& c, Problems& p) {
-  const toml::table* run = root["run"].as_table();
-  if (!run) return;
-  c.run.time = (*run)["time"].value_or(c.run.time);
-  c.run.sanitize = (*run)["sanitize"].value_or(c.run.sanitize);
-  c.run.held_back = (*run)["held_back"].value_or(c.run.held_back);
-  c.run.seeds = static_cast<int>((*run)["verify_seeds"].value_or(int64_t{c.run.seeds}));
-  c.run.prove_ncu = (*run)["prove_ncu"].value_or(c.run.prove_ncu);
-  c.run.allow_suspicious = (*run)["allow_suspicious"].value_or(c.run.allow_suspicious);
-  c.run.profile = (*run)["profile"].value_or(c.run.profile);
-  if (c.run.seeds < 1 || c.run.seeds > 64) p.add(run->get("verify_seeds"), "verify_seeds must be 1..64");
-  for (auto& [key, _] : *run)
-    if (key != "time" && key != "sanitize" && key != "held_back" && key != "verify_seeds" && key != "prove_ncu" &&
-        key != "allow_suspicious" && key != "profile")
-      p.add(run->get(key.str()),
-            fmt::format("unknown key '{}' in [run] (known: time, sanitize, held_back, verify_seeds, prove_ncu, allow_suspicious, profile)", key.str()));
 }
 
 }  // namespace
@@ -116,12 +93,13 @@ Result<BenchConfig> parse_config(std::string_view text, const std::string& file_
   Problems p{file_name, {}};
   BenchConfig c;
   c.name = root["name"].value_or(std::filesystem::path(file_name).stem().string());
-  read_models(root, c, p);
   if (const toml::table* t = root["tasks"].as_table()) {
     c.tasks.names = list_of<std::string>(*t, "names", p);
     c.tasks.globs = list_of<std::string>(*t, "globs", p);
     for (auto l : list_of<int64_t>(*t, "levels", p)) c.tasks.levels.push_back(static_cast<int>(l));
     c.tasks.tags = list_of<std::string>(*t, "tags", p);
+    // No option lives in [tasks]: this only reports its unknown keys.
+    add_all(p, agent::read_toml_options(*t, agent::BenchPlace::none, {"names", "globs", "levels", "tags"}, "[tasks]", c.options));
   } else {
     p.add(nullptr, "no [tasks]: name the tasks (names, globs, levels, tags)");
   }
@@ -141,10 +119,6 @@ Result<BenchConfig> parse_config(std::string_view text, const std::string& file_
       else p.add(root.get("knowledge"), l.error().message);
     }
   }
-  c.samples = static_cast<int>(root["samples"].value_or(int64_t{c.samples}));
-  c.rounds = static_cast<int>(root["rounds"].value_or(int64_t{c.rounds}));
-  if (c.samples < 1 || c.samples > 64) p.add(root.get("samples"), "samples must be 1..64");
-  if (c.rounds < 1 || c.rounds > 100) p.add(root.get("rounds"), "rounds must be 1..100");
   if (const toml::node* seeds = root.get("seeds")) {
     for (auto& s : list_of<int64_t>(root, "seeds", p)) {
       if (s < 0) p.add(seeds, "seeds are non-negative integers");
@@ -153,27 +127,15 @@ Result<BenchConfig> parse_config(std::string_view text, const std::string& file_
     std::set<uint64_t> distinct(c.seeds.begin(), c.seeds.end());
     if (distinct.size() != c.seeds.size()) p.add(seeds, "a seed is listed twice");
   }
-  c.arch = root["arch"].value_or(std::string());
-  c.hardware = root["hardware"].value_or(std::string());
-  if (const toml::node* t = root.get("target_speedup")) {
-    // "1.2" or "1.2x" is relative to nvcc; "1.0x:library" to the vendor library.
-    std::string text_value = t->value<std::string>().value_or(t->value<double>() ? fmt::format("{}", *t->value<double>()) : "");
-    auto target = agent::parse_target_speedup(text_value);
-    if (!target) p.add(t, target.error().message);
-    else {
-      c.target_speedup = target->first;
-      c.target_base = target->second;
-    }
+  // The loop's options: the top level's and [run]'s keys are rows of the option table, read
+  // before the models, which start from them. Any other key is unknown.
+  add_all(p, agent::read_toml_options(root, agent::BenchPlace::top,
+                                      {"name", "models", "tasks", "modes", "knowledge", "seeds", "run"}, "", c.options));
+  if (const toml::node* run = root.get("run")) {
+    if (const toml::table* t = run->as_table()) add_all(p, agent::read_toml_options(*t, agent::BenchPlace::run, {}, "[run]", c.options));
+    else p.add(run, "[run] must be a table");
   }
-  read_run(root, c, p);
-  static const std::set<std::string> known = {"name", "models", "tasks", "modes", "knowledge", "samples", "rounds", "seeds",
-                                              "arch", "hardware", "target_speedup", "run"};
-  for (auto& [key, _] : root)
-    if (!known.count(std::string(key.str()))) {
-      std::vector<std::string_view> names(known.begin(), known.end());
-      std::string guess = closest_match(key.str(), names);
-      p.add(root.get(key.str()), fmt::format("unknown key '{}'{}", key.str(), guess.empty() ? "" : "; did you mean '" + guess + "'"));
-    }
+  read_models(root, c, p);
   if (!p.lines.empty()) {
     std::string all;
     for (auto& l : p.lines) all += (all.empty() ? "" : "\n") + l;
@@ -272,25 +234,22 @@ std::vector<Cell> shard_cells(const std::vector<Cell>& cells, Shard s) {
   return out;
 }
 
-agent::CompileOptions cell_options(const BenchConfig& c, const Cell& cell, const std::string& out) {
-  agent::CompileOptions o;
+void resolve_arch(BenchConfig& c) {
+  agent::resolve_arch(c.options);
+  for (auto& m : c.models) {
+    m.options.prompt.arch = c.options.prompt.arch;
+    m.options.run.arch = c.options.run.arch;
+  }
+}
+
+// The bench's own options are in each model's (read_models).
+agent::CompileOptions cell_options(const BenchConfig&, const Cell& cell, const std::string& out) {
+  agent::CompileOptions o = cell.model->options;
   o.task_dir = cell.task_dir;
-  o.model = cell.model->spec;
   o.prompt.mode = cell.mode;
   o.prompt.knowledge = cell.knowledge;
-  o.hardware_profile = c.hardware;
-  o.prompt.arch = c.arch;
-  o.rounds = c.rounds;
-  o.samples = c.samples;
-  o.target_speedup = c.target_speedup;
-  o.target_base = c.target_base;
-  o.out = out;
-  o.temperature = cell.model->temperature;
-  o.max_tokens = cell.model->max_tokens;
-  o.prices = cell.model->prices;
-  o.run = c.run;
-  o.run.arch = c.arch;
   o.run.seed = cell.seed;
+  o.out = out;
   return o;
 }
 

@@ -11,16 +11,16 @@
 #include <vector>
 
 #include "agent/compile.h"
+#include "agent/options.h"
 #include "util/result.h"
 
 namespace ptxforge::bench {
 
 struct ModelEntry {
   std::string name;  // the label in reports (default: the spec)
-  std::string spec;  // provider spec: openai:..., anthropic:..., cmd:..., replay:...
-  double temperature = 0.2;
-  int max_tokens = 32768;
-  llm::Prices prices;
+  // The bench's options with this model's own [[models]] keys read over them: spec (as
+  // options.model), temperature, max_tokens, price. Its architecture is resolve_arch's.
+  agent::CompileOptions options;
 };
 
 struct TaskSelection {
@@ -36,16 +36,14 @@ struct BenchConfig {
   TaskSelection tasks;
   std::vector<agent::Mode> modes{agent::Mode::implement};
   std::vector<agent::KnowledgeLevel> knowledge{agent::KnowledgeLevel::templates};
-  int samples = 1, rounds = 3;
   std::vector<uint64_t> seeds;  // session base seeds, one cell each; empty: one fresh seed per bench
-  std::string arch;             // default: the GPU's, else sm_90a
-  std::string hardware;         // a hardware profile instead of the GPU's facts
-  double target_speedup = 0;
-  agent::SpeedupBase target_base = agent::SpeedupBase::nvcc;
-  eval::RunOptions run;         // [run]: time, sanitize, held_back, verify_seeds, prove_ncu
+  // Every cell's loop options: the top-level keys (samples, rounds, arch, hardware,
+  // target_speedup) and [run]'s, spelled as the option table says (agent/options.h); a key
+  // left out keeps the one default. The architecture stays "" (the GPU's) until resolve_arch.
+  agent::CompileOptions options = agent::default_options();
 };
 
-// Reads bench.toml; every problem is listed in the error, with the file name.
+// Reads bench.toml; every problem is listed in the error, with the file name and the line.
 Result<BenchConfig> parse_config(std::string_view toml_text, const std::string& file_name);
 Result<BenchConfig> load_config(const std::string& path);
 
@@ -73,6 +71,10 @@ struct Shard {
 };
 Result<Shard> parse_shard(std::string_view text);
 std::vector<Cell> shard_cells(const std::vector<Cell>& cells, Shard s);
+
+// An architecture left to the GPU becomes the hardware profile's, else the GPU's, else sm_90a
+// (asked once, for every model).
+void resolve_arch(BenchConfig& c);
 
 // The compile options of one cell (its session folder is `out`).
 agent::CompileOptions cell_options(const BenchConfig& c, const Cell& cell, const std::string& out);

@@ -61,23 +61,23 @@ Status record_cell(Store& store, const BenchConfig& c, const Cell& cell, const a
   row.id = cell.id;
   row.index = cell.index;
   row.model = cell.model->name;
-  row.model_spec = cell.model->spec;
+  row.model_spec = cell.model->options.model;
   row.task = cell.task;
   row.level = cell.level;
   row.has_library = cell.has_library;
   row.mode = cell.mode == agent::Mode::translate ? "translate" : "implement";
   row.knowledge = std::string(agent::knowledge_level_name(cell.knowledge));
   row.seed = task::seed_text(cell.seed);
-  row.samples = c.samples;
-  row.rounds = c.rounds;
+  row.samples = c.options.samples;
+  row.rounds = c.options.rounds;
   row.status = res.status_text();
   row.finished = res.status != agent::SessionStatus::stopped && res.status != agent::SessionStatus::pending;
   row.session = session_rel;
   row.prompt_tokens = res.prompt_tokens;
   row.completion_tokens = res.completion_tokens;
   row.cost_usd = res.cost_usd;
-  row.priced = cell.model->prices.known;
-  return store.put_cell(row, read_session_rounds(cell.id, session_dir, c.samples, c.rounds));
+  row.priced = cell.model->options.prices.known;
+  return store.put_cell(row, read_session_rounds(cell.id, session_dir));
 }
 
 namespace {
@@ -148,10 +148,7 @@ Result<BenchProgress> run_bench(const RunBenchOptions& o, const agent::ProviderF
                                 std::ostream& log) {
   auto config = prepare_bench_folder(o.config_path, o.out, nullptr);
   if (!config) return config.error();
-  if (config->arch.empty()) {
-    auto hw = agent::find_hardware(config->hardware);
-    config->arch = hw ? hw->arch() : "sm_90a";
-  }
+  resolve_arch(*config);
   auto store = Store::open(bench_store_path(o.out));
   if (!store) return store.error();
   auto seed = bench_seed(*config, *store, o.shard);

@@ -7,7 +7,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "agent/session_layout.h"
+#include "agent/session_reader.h"
+#include "eval/record_json.h"
 #include "task/seeds.h"
 #include "util/text.h"
 
@@ -189,42 +190,33 @@ Status Store::put_cell(const CellRow& c, const std::vector<RoundRow>& rounds) {
              .run())
       return fail("a round");
     if (r.record.empty()) continue;
-    json rec = json::parse(r.record, nullptr, false);
-    if (rec.is_discarded()) continue;  // a damaged result.json: the round's summary is all there is
-    auto tri = [](const json& v) { return v.is_boolean() ? static_cast<long long>(v.get<bool>()) : -1LL; };
-    // A record edited or damaged by hand may hold the wrong types: its rows stop there.
-    try {
-    for (auto& st : rec.value("stages", json::array()))
-      if (!stage.all(c.id, s.sample, s.round, st.value("name", ""), st.value("status", ""), st.value("seconds", 0.0),
-                     st.value("summary", ""))
+    auto rec = eval::record_from_json(r.record);
+    if (!rec) continue;  // a damaged result.json: the round's summary is all there is
+    auto tri = [](const std::optional<bool>& v) { return v ? static_cast<long long>(*v) : -1LL; };
+    for (auto& st : rec->stages)
+      if (!stage.all(c.id, s.sample, s.round, std::string(eval::to_string(st.id)), std::string(eval::stage_status_name(st.status)),
+                     st.seconds, st.summary)
                .run())
         return fail("a stage");
-    if (rec.contains("time"))
-      for (auto& t : rec["time"].value("sizes", json::array())) {
-        double lib = t.contains("library") && t["library"].is_object() ? t["library"].value("median_ms", 0.0) : 0.0;
-        if (!timing.all(c.id, s.sample, s.round, t.value("size_set", ""), t["candidate"].value("median_ms", 0.0),
-                        t["reference"].value("median_ms", 0.0), t.value("library_name", ""), lib, t["candidate"].value("trials", 0))
+    if (rec->time)
+      for (auto& t : rec->time->sizes)
+        if (!timing.all(c.id, s.sample, s.round, t.size_set, t.candidate.median_ms, t.reference.median_ms, t.library_name,
+                        t.library ? t.library->median_ms : 0.0, t.candidate.trials)
                  .run())
           return fail("a timing");
-      }
-    for (auto& f : rec.value("resources", json::array()))
-      if (!resource.all(c.id, s.sample, s.round, f.value("name", ""), f.value("registers", 0), f.value("shared_bytes", 0),
-                        f.value("spill_stores", 0), f.value("spill_loads", 0))
-               .run())
+    for (auto& f : rec->resources)
+      if (!resource.all(c.id, s.sample, s.round, f.name, f.registers, f.shared_bytes, f.spill_stores, f.spill_loads).run())
         return fail("resources");
-    for (auto& p : rec.value("proofs", json::array()))
-      if (!proof.all(c.id, s.sample, s.round, p.value("family", ""), p.value("in_ptx", false), tri(p.value("in_sass", json())),
-                     tri(p.value("executed", json())), p.value("executed_warps", 0LL))
+    for (auto& p : rec->proofs)
+      if (!proof.all(c.id, s.sample, s.round, p.family, p.in_ptx, tri(p.in_sass), tri(p.executed),
+                     static_cast<long long>(p.executed_warps))
                .run())
         return fail("a proof");
-    if (rec.contains("diagnostics"))
-      for (auto& d : rec["diagnostics"].value("diagnostics", json::array()))
-        if (!diag.all(c.id, s.sample, s.round, d.value("check", ""), d.value("severity", ""), d.value("line", 0),
-                      d.value("message", ""))
-                 .run())
-          return fail("a diagnostic");
-    } catch (const json::exception&) {
-    }
+    for (auto& d : rec->diagnostics.list())
+      if (!diag.all(c.id, s.sample, s.round, d.check_id, std::string(severity_name(d.severity)), static_cast<long long>(d.loc.line),
+                    d.message)
+               .run())
+        return fail("a diagnostic");
   }
   return exec("COMMIT");
 }
@@ -366,36 +358,47 @@ Result<std::string> Store::export_csv(const std::string& table) const {
   return out;
 }
 
-std::vector<RoundRow> read_session_rounds(const std::string& cell_id, const std::string& session_dir, int samples, int rounds) {
+namespace {
+
+// What the reports need from a round's run record.
+void fill_from_record(RoundRow& row, const eval::RunRecord& rec) {
+  if (auto* check = rec.find_stage(eval::StageId::check)) row.checked = check->status == eval::StageStatus::passed;
+  if (rec.failure) row.failure_kind = std::string(gpu::to_string(rec.failure->kind));
+  for (auto& d : rec.diagnostics.list())
+    if (d.severity == Severity::error) row.error_ids.push_back(d.check_id);
+  for (auto& p : rec.proofs) {
+    ++row.families;
+    if (p.in_sass == true) ++row.in_sass;
+    if (p.executed == true) ++row.executed;
+  }
+}
+
+}  // namespace
+
+std::vector<RoundRow> read_session_rounds(const std::string& cell_id, const std::string& session_dir,
+                                          std::vector<std::string>* issues) {
   std::vector<RoundRow> out;
-  for (int k = 1; k <= samples; ++k)
-    for (int r = 1; r <= rounds; ++r) {
-      std::string d = agent::layout::round(agent::layout::trajectory(session_dir, k, samples), r);
-      auto s = agent::load_round(d);
-      if (!s) continue;
+  auto reader = agent::SessionReader::open(session_dir);
+  if (!reader) {
+    if (issues) issues->push_back(reader.error().message);
+    return out;
+  }
+  for (auto& t : reader->trajectories()) {
+    if (issues)
+      for (auto& i : t.issues) issues->push_back(i.message);
+    for (auto& round : t.rounds) {
       RoundRow row;
       row.cell = cell_id;
-      row.summary = *s;
-      if (auto rec = read_file(agent::layout::result(d))) {
-        row.record = *rec;
-        json j = json::parse(*rec, nullptr, false);
-        if (!j.is_discarded()) try {
-          for (auto& st : j.value("stages", json::array()))
-            if (st.value("name", "") == "check") row.checked = st.value("status", "") == "passed";
-          if (j.contains("failure") && j["failure"].is_object()) row.failure_kind = j["failure"].value("kind", "");
-          if (j.contains("diagnostics"))
-            for (auto& dg : j["diagnostics"].value("diagnostics", json::array()))
-              if (dg.value("severity", "") == "error") row.error_ids.push_back(dg.value("check", "?"));
-          for (auto& p : j.value("proofs", json::array())) {
-            ++row.families;
-            if (p.value("in_sass", json()) == json(true)) ++row.in_sass;
-            if (p.value("executed", json()) == json(true)) ++row.executed;
-          }
-        } catch (const json::exception&) {  // a damaged record: the round's summary is all there is
-        }
+      row.summary = round.summary;
+      if (auto text = reader->record_text(round)) {
+        row.record = *text;
+        // A damaged record: the round's summary is all there is.
+        if (auto rec = eval::record_from_json(*text)) fill_from_record(row, *rec);
+        else if (issues) issues->push_back(fmt::format("{}: {}", round.dir, rec.error().message));
       }
       out.push_back(std::move(row));
     }
+  }
   return out;
 }
 

@@ -76,7 +76,10 @@ class Store {
   sqlite3* db_;
 };
 
-// The rows of one finished (or stopped) session, read from its folder.
-std::vector<RoundRow> read_session_rounds(const std::string& cell_id, const std::string& session_dir, int samples, int rounds);
+// The rows of one finished (or stopped) session, read from its folder through
+// agent::SessionReader: every round on disk up to the session's round count. What the reader
+// found wrong (a gap, a damaged record, a session.json it cannot read) goes to `issues`.
+std::vector<RoundRow> read_session_rounds(const std::string& cell_id, const std::string& session_dir,
+                                          std::vector<std::string>* issues = nullptr);
 
 }  // namespace ptxforge::bench

@@ -39,6 +39,7 @@ std::string session_task(const std::string& session);
 // Repair pairs from compile session folders (or folders holding sessions, such as a bench's).
 struct FixitStats {
   int sessions = 0, pairs = 0;
+  std::vector<std::string> skipped;  // sessions that could not be read, and gaps in those that could
 };
 Result<std::vector<std::string>> make_fixit_pairs(const std::vector<std::string>& roots, FixitStats& stats);
 

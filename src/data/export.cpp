@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/feedback.h"
-#include "agent/session.h"
 #include "agent/session_layout.h"
+#include "agent/session_reader.h"
 #include "data/dataset.h"
 #include "util/text.h"
 
@@ -36,10 +36,10 @@ const char* kSystem =
 
 // A round's verdict for training data: as the model was told it (agent::verdict_in_feedback),
 // never the session summary's, which names held-back size sets and their numbers for a person.
-std::string model_verdict(const agent::RoundSummary& s, const std::string& round_dir) {
-  auto feedback = read_file(agent::layout::feedback(round_dir));
+std::string model_verdict(const agent::SessionReader& session, const agent::SessionRound& r) {
+  auto feedback = session.feedback(r);
   std::string v = feedback ? agent::verdict_in_feedback(*feedback) : "";
-  return v.empty() && !s.extracted ? s.verdict : v;  // without a run the summary's verdict holds no sizes
+  return v.empty() && !r.summary.extracted ? r.summary.verdict : v;  // without a run the summary's verdict holds no sizes
 }
 
 uint64_t split_hash(const std::string& id, uint64_t seed) {
@@ -70,38 +70,37 @@ std::vector<std::string> find_sessions(const std::vector<std::string>& roots) {
 
 // The task of a session as session.json names it ("level1/saxpy", or a path's last folder).
 std::string session_task(const std::string& session) {
-  auto text = read_file(agent::layout::session_options(session));
-  if (!text) return "";
-  json j = json::parse(*text, nullptr, false);
-  if (!j.is_object() || !j.contains("task") || !j["task"].is_object()) return "";
-  if (j["task"].contains("suite")) return j["task"].value("suite", "");
-  return fs::path(j["task"].value("path", "")).filename().string();
+  auto reader = agent::SessionReader::open(session);
+  return reader ? reader->task() : "";
 }
 
 Result<std::vector<std::string>> make_fixit_pairs(const std::vector<std::string>& roots, FixitStats& stats) {
   std::vector<std::string> out;
   for (auto& session : find_sessions(roots)) {
     ++stats.sessions;
-    std::string task = session_task(session);
-    auto opts_text = read_file(agent::layout::session_options(session));
-    auto opts = json::parse(opts_text ? *opts_text : std::string("{}"), nullptr, false);
-    int samples = opts.is_object() ? opts.value("samples", 1) : 1;
-    for (int k = 1; k <= samples; ++k) {
-      std::string traj = agent::layout::trajectory(session, k, samples);
-      for (int r = 1; r < 100; ++r) {
-        std::string a = agent::layout::round(traj, r), b = agent::layout::round(traj, r + 1);
-        auto before = agent::load_round(a), after = agent::load_round(b);
-        if (!before || !after) break;
-        if (!fixed(*before, *after)) continue;
-        auto failed_ptx = read_file(agent::layout::candidate(a, false)), fixed_ptx = read_file(agent::layout::candidate(b, false));
-        auto feedback = read_file(agent::layout::feedback(a));
-        if (!failed_ptx || !fixed_ptx || !feedback) continue;  // a CUDA candidate, or a round without feedback
+    auto reader = agent::SessionReader::open(session);
+    if (!reader) {
+      stats.skipped.push_back(reader.error().message);
+      continue;
+    }
+    const std::string& task = reader->task();
+    for (auto& traj : reader->trajectories()) {
+      for (auto& issue : traj.issues)
+        if (agent::hides_rounds(issue.kind))
+          stats.skipped.push_back(issue.message);
+      // A pair is two rounds in a row: across a gap the model saw other feedback.
+      for (size_t i = 0; i + 1 < traj.rounds.size(); ++i) {
+        const agent::SessionRound &a = traj.rounds[i], &b = traj.rounds[i + 1];
+        if (b.round != a.round + 1 || !fixed(a.summary, b.summary)) continue;
+        auto failed = reader->candidate(a), repaired = reader->candidate(b);
+        auto feedback = reader->feedback(a);
+        if (!failed || failed->cuda || !repaired || repaired->cuda || !feedback) continue;  // a CUDA candidate, or a round without feedback
         ++stats.pairs;
         out.push_back(dump(ojson{{"kind", "fixit"}, {"source_id", "task:" + task}, {"task", task},
-                                 {"session", fs::path(session).filename().string()}, {"sample", k}, {"round", r},
-                                 {"failed_verdict", model_verdict(*before, a)}, {"fixed_verdict", model_verdict(*after, b)},
-                                 {"verified", after->passed && after->gpu_verified}, {"failed_ptx", *failed_ptx},
-                                 {"feedback", *feedback}, {"fixed_ptx", *fixed_ptx}}));
+                                 {"session", fs::path(session).filename().string()}, {"sample", traj.sample}, {"round", a.round},
+                                 {"failed_verdict", model_verdict(*reader, a)}, {"fixed_verdict", model_verdict(*reader, b)},
+                                 {"verified", b.summary.passed && b.summary.gpu_verified}, {"failed_ptx", failed->text},
+                                 {"feedback", *feedback}, {"fixed_ptx", repaired->text}}));
       }
     }
   }

@@ -8,6 +8,7 @@
 #include "agent/feedback.h"
 #include "agent/session.h"
 #include "agent/session_layout.h"
+#include "agent/session_reader.h"
 #include "data/dataset.h"
 #include "data/pairs.h"
 #include "util/text.h"
@@ -30,46 +31,63 @@ bool inside(const std::string& path, const std::string& folder) {
   return p == f || starts_with(p, f + "/");
 }
 
+// The repaired round's PTX candidate and feedback, read back from its repair session.
+struct KeptFiles {
+  std::optional<std::string> ptx, feedback;
+};
+KeptFiles kept_files(const std::string& session_dir, int round) {
+  KeptFiles k;
+  auto session = agent::SessionReader::open(session_dir);
+  if (!session) return k;
+  for (auto& t : session->trajectories())
+    for (auto& r : t.rounds)
+      if (r.round == round) {
+        if (auto c = session->candidate(r); c && !c->cuda) k.ptx = c->text;
+        k.feedback = session->feedback(r);
+      }
+  return k;
+}
+
 }  // namespace
 
 std::vector<Failure> find_failures(const std::vector<std::string>& roots, std::vector<std::string>& skipped) {
   std::vector<Failure> out;
   for (auto& session : find_sessions(roots)) {
-    auto text = read_file(agent::layout::session_options(session));
-    auto opts = text ? agent::session_options_from(*text, session) : Result<agent::CompileOptions>(text.error());
-    if (!opts) {
-      skipped.push_back(fmt::format("{}: {}", session, opts.error().message));
+    auto reader = agent::SessionReader::open(session);
+    if (!reader || !reader->options()) {
+      skipped.push_back(fmt::format("{}: {}", session, reader ? reader->options().error().message : reader.error().message));
       continue;
     }
-    for (int k = 1; k <= opts->samples; ++k) {
-      std::string traj = agent::layout::trajectory(session, k, opts->samples);
-      std::optional<agent::RoundSummary> last;
+    const agent::CompileOptions& opts = *reader->options();
+    for (auto& traj : reader->trajectories()) {
+      for (auto& issue : traj.issues)
+        if (agent::hides_rounds(issue.kind))
+          skipped.push_back(issue.message);
+      const agent::SessionRound* last = nullptr;
       bool done = false;
-      for (int r = 1; r <= 100; ++r) {
-        auto s = agent::load_round(agent::layout::round(traj, r));
-        if (!s) break;
-        if (succeeded(*s)) done = true;
-        if (s->extracted) last = s;
+      for (auto& r : traj.rounds) {
+        if (succeeded(r.summary)) done = true;
+        if (r.summary.extracted) last = &r;
       }
       if (done || !last) continue;
-      std::string dir = agent::layout::round(traj, last->round);
-      auto candidate = read_file(agent::layout::candidate(dir, false));
-      auto feedback = read_file(agent::layout::feedback(dir));
-      if (!candidate || !feedback) {
-        skipped.push_back(fmt::format("{}: round {} has no {}", dir, last->round, candidate ? "feedback" : "PTX candidate"));
+      auto candidate = reader->candidate(*last);
+      auto feedback = reader->feedback(*last);
+      if (!candidate || candidate->cuda || !feedback) {
+        skipped.push_back(fmt::format("{}: round {} has no {}", last->dir, last->round,
+                                      candidate && !candidate->cuda ? "feedback" : "PTX candidate"));
         continue;
       }
       Failure f;
       f.session = session;
-      f.task = session_task(session);
-      f.sample = k;
+      f.task = reader->task();
+      f.sample = traj.sample;
       f.round = last->round;
-      f.candidate = *candidate;
+      f.candidate = candidate->text;
       f.feedback = *feedback;
       // As the model was told it: the summary's verdict names held-back size sets for a person.
       f.verdict = agent::verdict_in_feedback(*feedback);
-      f.assembled = last->assembled;
-      f.options = *opts;
+      f.assembled = last->summary.assembled;
+      f.options = opts;
       out.push_back(std::move(f));
     }
   }
@@ -135,9 +153,8 @@ Result<std::vector<std::string>> repair_failures(const std::vector<Failure>& fai
       for (auto& r : res->rounds)
         if (r.no_gpu && r.assembled) kept = r;
     }
-    std::optional<std::string> fixed_ptx;
-    if (kept)
-      if (auto text = read_file(agent::layout::candidate(agent::layout::round(dir, kept->round), false))) fixed_ptx = *text;
+    KeptFiles files = kept ? kept_files(dir, kept->round) : KeptFiles{};
+    const std::optional<std::string>& fixed_ptx = files.ptx;
     if (!kept || !fixed_ptx || normalised_ptx_hash(*fixed_ptx) == normalised_ptx_hash(f.candidate)) {
       ++stats.not_repaired;
       log << fmt::format("fixit: {} (sample {}, round {}): not repaired ({})\n", f.session, f.sample, f.round,
@@ -145,7 +162,7 @@ Result<std::vector<std::string>> repair_failures(const std::vector<Failure>& fai
       continue;
     }
     bool verified = kept->passed && kept->gpu_verified;
-    auto kept_feedback = read_file(agent::layout::feedback(agent::layout::round(dir, kept->round)));
+    const std::optional<std::string>& kept_feedback = files.feedback;
     std::string kept_verdict = kept_feedback ? agent::verdict_in_feedback(*kept_feedback) : "";
     ++(verified ? stats.verified : stats.assembled_only);
     log << fmt::format("fixit: {} (sample {}, round {}): {} in round {}\n", f.session, f.sample, f.round,

@@ -38,14 +38,17 @@ struct Failure {
 // cut off), are listed in `skipped` with the reason.
 std::vector<Failure> find_failures(const std::vector<std::string>& roots, std::vector<std::string>& skipped);
 
+// The loop's options among these (model, rounds, seed, temperature, max_tokens) are the
+// option table's (agent/options.h), with its defaults but for rounds: a repair starts near
+// the answer, so it gets fewer.
 struct RepairOptions {
   std::string model;  // provider spec of the repairing model
   int rounds = 3;     // rounds per repair
   std::string out;    // folder of the repair sessions
   bool keep_unverified = false;
   std::optional<uint64_t> seed;  // the repair sessions' base seed (default: fresh every round)
-  double temperature = 0.2;
-  int max_tokens = 32768;
+  double temperature = agent::CompileOptions{}.temperature;
+  int max_tokens = agent::CompileOptions{}.max_tokens;
 };
 
 struct RepairStats {

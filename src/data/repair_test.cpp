@@ -6,6 +6,7 @@
 
 #include "agent/session.h"
 #include "agent/session_layout.h"
+#include "testing/fake_session.h"
 #include "util/text.h"
 
 namespace ptxforge::data {
@@ -90,6 +91,25 @@ TEST_F(FindFailures, ARoundWithoutItsFilesOrASessionThatDoesNotLoadIsSkippedWith
   ASSERT_EQ(skipped.size(), 2u);
   EXPECT_NE(skipped[0].find("has no PTX candidate"), std::string::npos) << skipped[0];
   EXPECT_EQ(skipped[1].rfind(b + ": ", 0), 0u) << skipped[1];
+}
+
+// The round bound is the session's own count: a fix in round 101 means no failure (the old
+// bound of 100 repaired round 100 of a session that had succeeded), and rounds after a gap
+// are read, the gap reported.
+TEST_F(FindFailures, EveryRoundUpToTheSessionsCountCountsAndAGapIsReported) {
+  std::string a = testing::write_fake_session(root_ + "/a-long", testing::fake_session_options(101));
+  for (int n = 1; n <= 101; ++n) testing::write_fake_round(a, 1, n, {.assembled = n == 101, .passed = n == 101});
+  std::string b = testing::write_fake_session(root_ + "/b-gap", testing::fake_session_options(3));
+  testing::write_fake_round(b, 1, 1);
+  testing::write_fake_round(b, 1, 3, {.assembled = true});
+  std::vector<std::string> skipped;
+  auto f = find_failures({root_}, skipped);
+  ASSERT_EQ(f.size(), 1u) << "a-long succeeded in round 101";
+  EXPECT_EQ(f[0].session, b);
+  EXPECT_EQ(f[0].round, 3) << "the last evaluated round, past the gap";
+  EXPECT_TRUE(f[0].assembled);
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_NE(skipped[0].find("round-02: missing, though round 3 follows"), std::string::npos) << skipped[0];
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 // measurement; either way it is not a speedup. Pure arithmetic, tested without a GPU.
 //
 // The bound is DRAM bandwidth, not L2: the harness flushes the L2 before every trial
-// (gpu/executor_timing.cpp, time_runs), so a kernel's inputs start in DRAM on every trial.
+// (worker/executor_timing.cpp, time_runs), so a kernel's inputs start in DRAM on every trial.
 #pragma once
 
 #include <string>

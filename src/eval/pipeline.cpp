@@ -91,10 +91,12 @@ StageResult check(StageContext& ctx) {
   c.ptx_name = c.path;
   c.ptx = *text;
   std::string spec_text = *text;  // where the `// @launch` lines are read
+  std::string compiled_by;        // which compiler made the PTX, when it was not NVRTC, and why
   if (ends_with(c.path, ".cu")) {
     auto compiled = toolchain::compile_cuda_to_ptx(*text, c.path, r.arch);
     if (!compiled) return result(StageStatus::failed, compiled.error().message);
     c.ptx = compiled->ptx;
+    if (compiled->compiler == toolchain::CudaCompiler::nvcc) compiled_by = "; " + compiled->note;
     // The launch spec stays in the .cu's comments; the PTX is written beside it, spec first.
     c.ptx_name = ctx.work_dir + "/candidate.ptx";
     std::string with_spec;
@@ -123,7 +125,8 @@ StageResult check(StageContext& ctx) {
   }
   if (!spec) return result(StageStatus::failed, "launch spec: " + spec.error().message);
   c.launch = std::move(*spec);
-  return result(StageStatus::passed, fmt::format("{}; launch spec: {}", counts, plural(c.launch.launches.size(), "launch")));
+  return result(StageStatus::passed,
+                fmt::format("{}; launch spec: {}{}", counts, plural(c.launch.launches.size(), "launch"), compiled_by));
 }
 
 StageResult assemble(StageContext& ctx) {

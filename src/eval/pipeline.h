@@ -1,6 +1,6 @@
 // The pipeline for one candidate: it walks the stage table (eval/stages.h) over one
 // StageContext and fills in the RunRecord. The GPU stages go to an isolated worker
-// (gpu/worker.h), which the pipeline keeps warm across candidates and restarts after a crash
+// (gpu/worker_client.h), which the pipeline keeps warm across candidates and restarts after a crash
 // or a hang; tests pass a fake JobRunner instead. The parent never loads the CUDA driver:
 // the GPU's facts (its target) come from the worker too.
 #pragma once
@@ -12,7 +12,7 @@
 
 #include "eval/record.h"
 #include "eval/stages.h"
-#include "gpu/worker.h"
+#include "gpu/worker_client.h"
 #include "task/task_spec.h"
 #include "util/subprocess.h"
 

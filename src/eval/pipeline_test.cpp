@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eval/pipeline.h"
-#include "gpu/fake_worker.h"
+#include "testing/fake_worker.h"
 #include "task/task_spec.h"
 #include "util/paths.h"
 #include "util/text.h"

@@ -6,7 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "eval/sanitize.h"
-#include "gpu/worker.h"
+#include "gpu/worker_client.h"
 #include "util/paths.h"
 #include "util/text.h"
 

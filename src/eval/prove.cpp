@@ -14,7 +14,7 @@
 #include "eval/prove_work.h"
 #include "eval/sanitize.h"
 #include "eval/stages.h"
-#include "gpu/worker.h"
+#include "gpu/worker_client.h"
 #include "ptx/instrument.h"
 #include "ptx/parser.h"
 #include "task/seeds.h"

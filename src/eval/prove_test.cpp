@@ -11,7 +11,7 @@
 
 #include "agent/feedback.h"
 #include "eval/pipeline.h"
-#include "gpu/fake_worker.h"
+#include "testing/fake_worker.h"
 #include "task/task_spec.h"
 #include "util/paths.h"
 #include "util/text.h"

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "ptx/parser.h"
-#include "ptx/test_util.h"
+#include "testing/ptx_kernel.h"
 
 namespace ptxforge::eval {
 namespace {

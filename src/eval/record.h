@@ -105,7 +105,8 @@ struct RunRecord {
   std::string verdict(Audience a = Audience::person) const;
 };
 
-// Printers, apart from measurement.
+// Printers, apart from measurement. The JSON one is result.json's form; record_from_json
+// (eval/record_json.h) reads it back.
 std::string render_report_text(const RunRecord& r, bool color = false);
 std::string render_report_json(const RunRecord& r);
 

@@ -1,14 +1,11 @@
-// Text and JSON printers of a RunRecord: what a person reads after `ptxforge run`, and what
-// agents and the benchmark store read.
+// The text printer of a RunRecord: what a person reads after `ptxforge run`. The JSON form,
+// which agents and the results store read, is in record_json.cpp beside its parser.
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 #include "eval/record.h"
 #include "eval/profile.h"
-#include "gpu/measurement_json.h"
 #include "task/seeds.h"
 
 namespace ptxforge::eval {
@@ -132,103 +129,6 @@ std::string render_report_text(const RunRecord& r, bool color) {
   std::string verdict = r.verdict();
   out += fmt::format("\nverdict: {}\n", paint(verdict, r.passed ? "32" : "31", color));
   return out;
-}
-
-std::string render_report_json(const RunRecord& r) {
-  using nlohmann::json;
-  json j;
-  j["task"] = r.task;
-  j["candidate"] = r.candidate;
-  j["arch"] = r.arch;
-  j["seed"] = task::seed_text(r.seed);  // a string: a 64-bit number loses digits in many JSON readers
-  j["verdict"] = r.verdict();
-  j["passed"] = r.passed;
-  j["gpu_verified"] = r.gpu_verified;
-  j["check_wall_s"] = r.check_wall_s;
-  j["stages"] = json::array();
-  for (auto& s : r.stages) {
-    json sj = {{"name", std::string(to_string(s.id))}, {"status", std::string(stage_status_name(s.status))},
-               {"summary", s.summary}, {"seconds", s.seconds}};
-    if (s.held_back) sj["held_back"] = true;  // the summary names a held-back size set
-    j["stages"].push_back(sj);
-  }
-  SourceText src(r.source_name, r.source_text);
-  j["diagnostics"] = json::parse(render_json(r.diagnostics, src));
-  for (auto& d : j["diagnostics"]["diagnostics"]) d["file"] = src.name();  // as check --format json gives them
-  j["resources"] = json::array();
-  for (auto& f : r.resources)
-    j["resources"].push_back({{"name", f.name}, {"entry", f.is_entry}, {"registers", f.registers}, {"shared_bytes", f.shared_bytes},
-                              {"spill_stores", f.spill_stores}, {"spill_loads", f.spill_loads}, {"local_bytes", f.local_bytes}});
-  if (r.verify) j["verify"] = *r.verify;
-  if (r.time) {
-    j["time"] = *r.time;
-    j["time"]["method"] =
-        "CUDA events around the kernel launches alone, 3 warm-up runs, up to 100 trials or the task's time "
-        "budget; before every trial, outside the timed interval: inputs copied in from a rotation of input sets "
-        "drawn from the run's seed (5 to 8 sets, and the trial cap, drawn per run), outputs poisoned (the "
-        "baselines' zeroed), the candidate's .global sections restored byte for byte, then the L2 flushed by "
-        "writing a buffer of at least twice the L2 size; the candidate's scratch zeroed inside the timed interval; "
-        "after every trial, outside the timed interval, its outputs compared on the GPU with the reference's for "
-        "its input set, under the task's tolerance; the last trial also checked on the host (guards, unchanged "
-        "inputs)";
-    if (!has_library_timing(*r.time)) j["time"]["library"] = "no library baseline here (the task names none)";
-  }
-  if (r.limits) {
-    json rows = json::array();
-    for (auto& row : r.limits->rows)
-      rows.push_back({{"size_set", row.size_set}, {"bytes", row.bytes}, {"flops", row.flops}, {"fastest_ms", row.fastest_ms},
-                      {"median_ms", row.median_ms}, {"bytes_per_s", row.bytes_per_s}, {"flops_per_s", row.flops_per_s},
-                      {"pass", row.pass}});
-    j["physical_limits"] = {{"note", r.limits->note},
-                            {"margin", kPhysicalLimitMargin},
-                            {"flops_margin", r.limits->peaks.flops_margin},
-                            {"peak_bytes_per_s", r.limits->peaks.bytes_per_s},
-                            {"peak_flops_per_s", r.limits->peaks.flops_per_s},
-                            {"flops_kind", r.limits->peaks.flops_kind},
-                            {"sizes", rows}};
-  }
-  if (r.failure) j["failure"] = *r.failure;
-  if (r.guard) j["guard"] = std::string(gpu::to_string(*r.guard));
-  if (!r.guard_note.empty()) j["guard_note"] = r.guard_note;
-  j["proofs"] = json::array();
-  for (auto& p : r.proofs) {
-    json pj = {{"family", p.family}, {"in_ptx", p.in_ptx}, {"ptx_count", p.ptx_count}};
-    if (!p.alternatives.empty()) pj["alternatives"] = p.alternatives;
-    pj["in_sass"] = p.in_sass ? json(*p.in_sass) : json(nullptr);
-    pj["sass_opcodes"] = p.sass_opcodes;
-    pj["sass_count"] = p.sass_count;
-    pj["executed"] = p.executed ? json(*p.executed) : json(nullptr);
-    pj["executed_warps"] = p.executed_warps;
-    if (p.executed) {
-      pj["executed_work"] = p.executed_work;
-      pj["work_unit"] = p.work_unit;
-    }
-    if (p.min_warps) pj["min_warps"] = p.min_warps;
-    if (p.ncu_threads) pj["ncu_threads"] = *p.ncu_threads;
-    j["proofs"].push_back(pj);
-  }
-  if (!r.sass_note.empty()) j["sass_note"] = r.sass_note;
-  if (!r.executed_note.empty()) j["executed_note"] = r.executed_note;
-  if (!r.ncu_note.empty()) j["ncu_note"] = r.ncu_note;
-  if (r.profile) {
-    auto summary = [](const toolchain::ProfileSummary& s) {
-      auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
-      json stalls = json::array();
-      for (auto& [why, share] : s.top_stalls) stalls.push_back({{"reason", why}, {"share", share}});
-      return json{{"kernel", s.kernel}, {"duration_us", s.duration_us}, {"achieved_occupancy_pct", opt(s.achieved_occupancy)},
-                  {"theoretical_occupancy_pct", opt(s.theoretical_occupancy)}, {"occupancy_limiter", s.occupancy_limiter},
-                  {"registers", s.registers}, {"block_size", s.block_size}, {"shared_bytes_per_block", s.shared_bytes_per_block},
-                  {"dram_pct", opt(s.dram_pct)}, {"l2_pct", opt(s.l2_pct)}, {"sm_pct", opt(s.sm_pct)}, {"tensor_pipe_pct", opt(s.tensor_pct)},
-                  {"fma_pipe_pct", opt(s.fma_pct)}, {"top_stalls", stalls},
-                  {"shared_wavefronts_per_request", opt(s.shared_wavefronts_per_request)}, {"local_bytes", opt(s.local_bytes)}};
-    };
-    json pj = {{"note", r.profile->note}, {"size_set", r.profile->size_set}, {"candidate", json::array()}, {"reference", json::array()}};
-    for (auto& s : r.profile->candidate) pj["candidate"].push_back(summary(s));
-    for (auto& s : r.profile->reference) pj["reference"].push_back(summary(s));
-    j["profile"] = pj;
-  }
-  j["flags"] = r.flags;
-  return j.dump(2, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace ptxforge::eval

@@ -31,7 +31,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gpu/executor.h"
+#include "gpu/job.h"
 #include "task/task_spec.h"
 
 namespace ptxforge::eval {

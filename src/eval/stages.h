@@ -13,7 +13,7 @@
 
 #include "eval/candidate.h"
 #include "eval/record.h"
-#include "gpu/worker.h"
+#include "gpu/worker_client.h"
 #include "task/task_spec.h"
 #include "toolchain/sass.h"
 

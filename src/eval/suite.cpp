@@ -59,10 +59,10 @@ TaskValidation validate_task(Pipeline& pipeline, const task::Task& t, bool time)
     v.error = trivial.error().message;
     return v;
   }
-  v.audit = audit_trivial_cases(*trivial, t.baseline ? t.baseline->library : "");
+  v.audit = audit_trivial_cases(*trivial, t.baseline ? std::string(task::baseline_spec(t.baseline->kind).id) : "");
   // The same candidate again with a fresh seed, as a model's next round would come: the worker
   // is warm and the reference cubin cached, but inputs and reference outputs are new, so this
-  // is the per-candidate cost (bench/warm_check.sh).
+  // is the per-candidate cost (perf/warm_check.sh).
   opts.time = false;
   v.warm = pipeline.run(t, t.dir + "/solution.ptx", opts);
   return v;

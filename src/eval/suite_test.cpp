@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "eval/suite.h"
-#include "gpu/fake_worker.h"
+#include "testing/fake_worker.h"
 #include "util/paths.h"
 
 namespace ptxforge::eval {

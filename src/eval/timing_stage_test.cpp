@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eval/pipeline.h"
-#include "gpu/fake_worker.h"
+#include "testing/fake_worker.h"
 #include "task/task_spec.h"
 #include "util/paths.h"
 

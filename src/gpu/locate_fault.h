@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "gpu/worker.h"
+#include "gpu/worker_client.h"
 
 namespace ptxforge::gpu {
 

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "gpu/fake_worker.h"
+#include "testing/fake_worker.h"
 #include "gpu/protocol.h"
 
 namespace ptxforge::gpu {

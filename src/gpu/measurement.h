@@ -67,7 +67,7 @@ struct TimingStats {
 TimingStats summarize(std::vector<double> samples_ms);
 
 // One timed trial, its outputs compared with the reference's on its inputs. Every trial is
-// checked: on the GPU by its mismatch counts (gpu/trial_check.h), the last one also on the host
+// checked: on the GPU by its mismatch counts (worker/trial_check.h), the last one also on the host
 // in place (guards, unchanged inputs, the comparison with its hints).
 struct TrialCheck {
   int trial = 0;      // 1-based, of SizeTiming::candidate.trials
@@ -92,7 +92,7 @@ struct SizeTiming {
   std::optional<TimingStats> library;
   std::string library_name;
   int input_sets = 0;               // the rotation of inputs the trials drew from
-  int trial_cap = 0;                // the most trials this size set could run (seed-drawn, gpu/timing_plan.h)
+  int trial_cap = 0;                // the most trials this size set could run (seed-drawn, worker/timing_plan.h)
   std::vector<TrialCheck> checked;  // the candidate's trials, ascending: every one that ran
   TimingCost cost;
 };

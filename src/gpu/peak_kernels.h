@@ -1,4 +1,4 @@
-// The PTX of the kernels that measure the GPU's peaks (gpu/peak_measure.cpp runs them): a
+// The PTX of the kernels that measure the GPU's peaks (worker/peak_measure.cpp runs them): a
 // copy and a read-only stream of 16-byte vectors, four in flight per thread, FP32 FMA chains
 // with no dependence between them, and tensor-core loops (mma.sync and wgmma, one module per
 // instruction and type, since each needs its own target). Apart from the driver, so a CPU test

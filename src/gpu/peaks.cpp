@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "gpu/peaks_json.h"
-#include "gpu/worker.h"
+#include "gpu/worker_client.h"
 #include "util/paths.h"
 #include "util/text.h"
 

@@ -4,10 +4,10 @@
 
 #include <unistd.h>
 
-#include "gpu/fake_worker.h"
+#include "testing/fake_worker.h"
 #include "gpu/peaks.h"
 #include "gpu/peaks_json.h"
-#include "gpu/worker.h"
+#include "gpu/worker_client.h"
 #include "util/text.h"
 
 namespace ptxforge::gpu {

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "gpu/executor.h"
+#include "gpu/job.h"
 #include "util/result.h"
 
 namespace ptxforge::gpu {

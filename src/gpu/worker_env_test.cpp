@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-#include "gpu/worker.h"
+#include "gpu/worker_client.h"
 
 namespace ptxforge::gpu {
 namespace {

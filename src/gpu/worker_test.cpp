@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <set>
 
-#include "gpu/fake_worker.h"
+#include "testing/fake_worker.h"
 #include "gpu/protocol.h"
 #include "task/launch_spec.h"
 #include "util/text.h"
-#include "gpu/worker.h"
+#include "gpu/worker_client.h"
 
 namespace ptxforge::gpu {
 namespace {
@@ -211,47 +211,6 @@ TEST(Protocol, AHeldBackFailureKeepsItsFlag) {
   EXPECT_TRUE(back->failure->held_back);
   o.failure->held_back = false;
   EXPECT_EQ(encode_outcome(o).find("held_back"), std::string::npos) << "the usual failure keeps its shape";
-}
-
-// The parent process never loads libcuda: only the worker's own files reach the driver API.
-TEST(Layers, OnlyTheWorkerIncludesTheDriver) {
-  namespace fs = std::filesystem;
-  const std::set<std::string> worker_side = {"driver.h",
-                                             "driver.cpp",
-                                             "executor.cpp",
-                                             "worker_main.cpp",
-                                             "tensor_map.h",
-                                             "tensor_map.cpp",
-                                             "library_baseline.h",
-                                             "library_baseline.cpp",
-                                             "cublaslt.h",
-                                             "cublaslt.cpp",
-                                             "cudnn_sdpa.h",
-                                             "cudnn_sdpa.cpp",
-                                             "cudnn_sdpa_gpu_test.cpp",
-                                             "peak_measure.h",
-                                             "peak_measure.cpp",
-                                             "guarded_memory_cuda.h",
-                                             "guarded_memory_cuda.cpp",
-                                             "input_check.h",
-                                             "input_check.cpp",
-                                             "trial_check.h",
-                                             "trial_check.cpp",
-                                             "trial_check_gpu_test.cpp",
-                                             "executor_detail.h"};
-  int files = 0;
-  for (const char* dir : {"src", "tools"})
-    for (auto& e : fs::recursive_directory_iterator(std::string(PTXFORGE_SOURCE_DIR) + "/" + dir)) {
-      auto ext = e.path().extension();
-      if (ext != ".cpp" && ext != ".h") continue;
-      ++files;
-      auto text = read_file(e.path().string());
-      ASSERT_TRUE(text.ok());
-      bool includes = text->find("#include \"gpu/driver.h\"") != std::string::npos;
-      bool allowed = e.path().parent_path().filename() == "gpu" && worker_side.count(e.path().filename().string());
-      EXPECT_TRUE(!includes || allowed) << e.path() << " includes gpu/driver.h; ask the worker instead";
-    }
-  EXPECT_GT(files, 50);
 }
 
 TEST(TimingStats, Summary) {

@@ -29,7 +29,7 @@ struct Message {
 struct Request {
   std::vector<Message> messages;
   double temperature = 0.2;
-  int max_tokens = 16384;
+  int max_tokens = 32768;  // the loop always sets it (agent/options.h: --max-tokens); the same default
   int sample = 0;  // which of k independent samples: part of the cache key
   int round = 0;   // 0-based round of the session (replay answers by round)
   std::string exchange_dir;  // the round's folder in the session (manual writes its note there)

@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "ptx/test_util.h"
+#include "testing/ptx_kernel.h"
 
 namespace ptxforge::ptx {
 namespace {

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "ptx/front_end.h"
-#include "ptx/rule_agreement.h"
+#include "testing/rule_agreement.h"
 #include "util/paths.h"
 
 namespace ptxforge::ptx {

@@ -7,7 +7,7 @@
 
 #include "ptx/front_end.h"
 #include "ptx/parser.h"
-#include "ptx/test_util.h"
+#include "testing/ptx_kernel.h"
 #include "toolchain/ptxas.h"
 #include "util/paths.h"
 #include "util/text.h"

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "ptx/isa.h"
-#include "ptx/rule_agreement.h"
+#include "testing/rule_agreement.h"
 #include "util/paths.h"
 
 namespace ptxforge::ptx {

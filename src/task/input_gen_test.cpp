@@ -11,7 +11,7 @@
 
 #include "task/buffers.h"
 #include "task/seeds.h"
-#include "task/mix_inverse.h"
+#include "testing/mix_inverse.h"
 
 namespace ptxforge::task {
 namespace {

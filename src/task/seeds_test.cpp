@@ -8,7 +8,7 @@
 #include <set>
 
 #include "task/prf.h"
-#include "task/mix_inverse.h"
+#include "testing/mix_inverse.h"
 
 namespace ptxforge::task {
 namespace {

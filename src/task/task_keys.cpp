@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "task/baselines.h"
 #include "util/text.h"
 
 namespace ptxforge::task {
@@ -23,10 +24,6 @@ const Keys kReference = {"entry", "grid", "block", "smem", "cluster"};
 const Keys kTolerance = {"rtol", "atol", "min_match"};
 const Keys kRoofline = {"bytes", "flops", "tensor_cores"};
 const Keys kSizeSet = {"name", "shown", "init"};
-const Keys kSgemm = {"library", "m", "n", "k", "a", "b", "c"};
-const Keys kSgemv = {"library", "rows", "cols", "a", "x", "y"};
-const Keys kLtMatmul = {"library", "m", "n", "k", "a", "b", "c", "b_major", "alpha"};
-const Keys kCudnnSdpa = {"library", "batch", "heads", "seq", "head_dim", "causal", "scale", "q", "k", "v", "o", "lse"};
 
 bool contains(const Keys& keys, std::string_view k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); }
 
@@ -72,25 +69,6 @@ SourceLoc key_loc(const toml::key& k) {
 
 const std::vector<std::string_view>& size_set_keys() { return kSizeSet; }
 
-const std::vector<std::string_view>* baseline_keys(std::string_view library) {
-  if (library == "cublas_sgemm") return &kSgemm;
-  if (library == "cublas_sgemv") return &kSgemv;
-  if (library == "cublaslt_matmul") return &kLtMatmul;
-  if (library == "cudnn_sdpa") return &kCudnnSdpa;
-  return nullptr;
-}
-
-bool baseline_key_is_size(std::string_view library, std::string_view key) {
-  if (library == "cudnn_sdpa")
-    return key == "batch" || key == "heads" || key == "seq" || key == "head_dim" || key == "causal" || key == "scale";
-  return key == "m" || key == "n" || key == "k" || key == "rows" || key == "cols" || key == "alpha";
-}
-
-bool baseline_key_is_optional(std::string_view library, std::string_view key) {
-  if (library == "cudnn_sdpa") return key == "scale" || key == "lse";
-  return key == "alpha";
-}
-
 void check_task_keys(const toml::table& root, Diagnostics& diags) {
   check_table(root, kTop, "the task (top level)", diags);
   if (auto* params = root["param"].as_array())
@@ -107,10 +85,10 @@ void check_task_keys(const toml::table& root, Diagnostics& diags) {
   }
   if (auto* t = root["baseline"].as_table()) {
     std::string library = t->get("library") ? t->get("library")->value_or<std::string>("") : "";
-    if (const Keys* known = baseline_keys(library)) {
-      check_table(*t, *known, fmt::format("[baseline] for {}", library), diags);
-      for (auto k : *known)
-        if (!t->contains(k) && !baseline_key_is_optional(library, k))
+    if (const BaselineSpec* spec = find_baseline(library)) {
+      check_table(*t, spec->keys, fmt::format("[baseline] for {}", library), diags);
+      for (auto k : spec->keys)
+        if (!t->contains(k) && !spec->is_optional(k))
           diags.error({static_cast<uint32_t>(t->source().begin.line), 1},
                       fmt::format("[baseline] for {} needs '{}'", library, k), "task");
     }

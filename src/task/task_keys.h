@@ -19,14 +19,6 @@ void check_task_keys(const toml::table& root, Diagnostics& diags);
 // Keys a [[sizes]] entry holds besides its size symbols.
 const std::vector<std::string_view>& size_set_keys();
 
-// The arguments each library baseline takes, and which of them are size expressions (the
-// others name buffers).
-const std::vector<std::string_view>* baseline_keys(std::string_view library);
-// Keys whose value is an expression of the sizes (the rest name buffers).
-bool baseline_key_is_size(std::string_view library, std::string_view key);
-// Keys a [baseline] may leave out: alpha (1 when absent); cuDNN's scale (1/sqrt(head_dim)) and lse.
-bool baseline_key_is_optional(std::string_view library, std::string_view key);
-
 SourceLoc key_loc(const toml::key& k);
 
 }  // namespace ptxforge::task

@@ -354,71 +354,6 @@ void check_unused_sizes(const Reader& r, const std::vector<SizeKey>& keys, Diagn
   }
 }
 
-// The operand types cublaslt_matmul computes with (gpu/cublaslt.h): A and B alike (or fp8 of
-// either kind, not both e5m2), C as wide as they are or f32; fp8 needs B stored n x k.
-void check_lt_matmul_types(Reader& r, const toml::table* b, const Task& task, const Baseline& base) {
-  auto type_of = [&](const char* key) -> std::optional<DType> {
-    auto it = base.args.find(key);
-    const Param* p = it == base.args.end() ? nullptr : task.find_param(it->second);
-    return p && p->kind == Param::buffer ? std::optional<DType>(p->dtype) : std::nullopt;
-  };
-  auto a = type_of("a"), bt = type_of("b"), c = type_of("c");
-  if (!a || !bt || !c) return;  // reported with the keys
-  auto fp8 = [](DType t) { return t == DType::e4m3 || t == DType::e5m2; };
-  bool ok = false;
-  if (*a == *bt && (*a == DType::f16 || *a == DType::bf16)) ok = *c == *a || *c == DType::f32;
-  else if (*a == DType::f32 && *bt == DType::f32) ok = *c == DType::f32;
-  else if (fp8(*a) && fp8(*bt) && !(*a == DType::e5m2 && *bt == DType::e5m2))
-    ok = *c == DType::f16 || *c == DType::bf16 || *c == DType::f32;
-  if (!ok) {
-    r.error(b->get("library"), fmt::format("cublaslt_matmul does not take a {}, b {}, c {}: it takes f16 or bf16 operands with "
-                                           "a c of their type or f32, f32 operands (tf32 tensor cores) with an f32 c, or fp8 "
-                                           "operands (not both e5m2) with an f16, bf16 or f32 c",
-                                           dtype_name(*a), dtype_name(*bt), dtype_name(*c)));
-    return;
-  }
-  if (fp8(*a) && (!base.args.count("b_major") || base.args.at("b_major") != "k"))
-    r.error(b->get("b_major") ? b->get("b_major") : b->get("library"),
-            "cublaslt_matmul takes fp8 operands only with b_major = \"k\" (both operands K-contiguous)");
-}
-
-// cudnn_sdpa (gpu/cudnn_sdpa.h): q, k, v and o of one 16-bit float type, lse f32.
-void check_sdpa_types(Reader& r, const toml::table* b, const Task& task, const Baseline& base) {
-  auto type_of = [&](const char* key) -> std::optional<DType> {
-    auto it = base.args.find(key);
-    const Param* p = it == base.args.end() ? nullptr : task.find_param(it->second);
-    return p && p->kind == Param::buffer ? std::optional<DType>(p->dtype) : std::nullopt;
-  };
-  auto q = type_of("q");
-  for (const char* key : {"k", "v", "o"}) {
-    auto t = type_of(key);
-    if (q && t && *t != *q)
-      r.error(b->get(key), fmt::format("cudnn_sdpa takes q, k, v and o of one type: q is {}, {} is {}", dtype_name(*q),
-                                       key, dtype_name(*t)));
-  }
-  if (q && *q != DType::f16 && *q != DType::bf16)
-    r.error(b->get("q"), fmt::format("cudnn_sdpa takes f16 or bf16 q, k, v and o, not {}", dtype_name(*q)));
-  if (auto lse = type_of("lse"); lse && *lse != DType::f32)
-    r.error(b->get("lse"), fmt::format("cudnn_sdpa writes lse as f32, not {}", dtype_name(*lse)));
-  // The library's outputs are compared with the reference's: each output must be o or lse,
-  // and o and lse must be outputs.
-  for (const char* key : {"o", "lse"}) {
-    auto it = base.args.find(key);
-    const Param* p = it == base.args.end() ? nullptr : task.find_param(it->second);
-    if (p && p->kind == Param::buffer && !p->is_output())
-      r.error(b->get(key), fmt::format("cudnn_sdpa writes '{}': it must be an output buffer", it->second));
-  }
-  for (const Param& p : task.params) {
-    if (!p.is_output()) continue;
-    bool bound = false;
-    for (const char* key : {"o", "lse"}) bound = bound || (base.args.count(key) && base.args.at(key) == p.name);
-    if (!bound)
-      r.error(b->get("library"), fmt::format("cudnn_sdpa writes only o and lse, so the output '{}' must be one of them "
-                                             "(the library's outputs are checked against the reference's)",
-                                             p.name));
-  }
-}
-
 // [roofline] is required: the physical-limit gate of the time stage needs the bytes a kernel
 // must move and the flops it must do, on every size set.
 void read_roofline(Reader& r, const toml::table& root, Task& task, Diagnostics& diags) {
@@ -599,12 +534,10 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
   read_roofline(r, root, task, diags);
   if (const toml::table* b = root["baseline"].as_table()) {
     Baseline base;
-    base.library = r.string(*b, "library", true, Reader::loc_of(b)).value_or("");
-    if (!baseline_keys(base.library))
-      r.error(
-          b->get("library"),
-          fmt::format("unknown library baseline '{}'; known: cublas_sgemm, cublas_sgemv, cublaslt_matmul, cudnn_sdpa",
-                      base.library));
+    std::string id = r.string(*b, "library", true, Reader::loc_of(b)).value_or("");
+    const BaselineSpec* spec = find_baseline(id);
+    if (spec) base.kind = spec->kind;
+    else r.error(b->get("library"), fmt::format("unknown library baseline '{}'; known: {}", id, known_baseline_ids()));
     for (auto& [k, v] : *b) {
       if (k == "library") continue;
       if (k == "b_major") {
@@ -614,7 +547,7 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
         else base.args["b_major"] = *s;
         continue;
       }
-      if (baseline_key_is_size(base.library, k.str())) {
+      if (spec && spec->is_size(k.str())) {
         // An expression: a string, or a number (`scale = 0.125`) kept as its text.
         if (auto text = r.string(*b, k.str(), false, Reader::loc_of(b))) base.args[std::string(k.str())] = *text;
         r.expr(*b, k.str(), false, Reader::loc_of(b));  // reports a bad expression and notes its symbols
@@ -627,8 +560,9 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
         r.error(&v, fmt::format("baseline '{}' names a buffer parameter: give its name as a string", k.str()));
       }
     }
-    if (base.library == "cublaslt_matmul") check_lt_matmul_types(r, b, task, base);
-    if (base.library == "cudnn_sdpa") check_sdpa_types(r, b, task, base);
+    if (spec && spec->check)
+      for (auto& problem : spec->check(task, base))
+        r.error(!problem.key.empty() && b->get(problem.key) ? b->get(problem.key) : b->get("library"), problem.message);
     task.baseline = base;
   }
   if (const toml::array* sets = root["sanitize_sizes"].as_array()) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "task/baselines.h"
 #include "task/distribution.h"
 #include "task/dtype.h"
 #include "task/expr.h"
@@ -62,8 +63,8 @@ struct Tolerance {
 };
 
 struct Baseline {
-  std::string library;                      // "cublas_sgemm", "cublas_sgemv", "cublaslt_matmul", "cudnn_sdpa"
-  std::map<std::string, std::string> args;  // library-specific: m, n, k, a, b, c ... as text
+  BaselineKind kind = BaselineKind::cublas_sgemm;  // which library call (task/baselines.h)
+  std::map<std::string, std::string> args;         // its keys (baseline_spec(kind).keys): m, n, k, a, b, c ... as text
 };
 
 // Which tensor-core precision the task lets a kernel use for its flops, for the physical-limit

@@ -256,7 +256,7 @@ TEST(TaskKeys, ACudnnAttentionBaselineNamesItsSizesAndBuffers) {
   auto shipped = attention_with("", "");
   ASSERT_TRUE(shipped.ok()) << error_of(shipped);
   ASSERT_TRUE(shipped->baseline);
-  EXPECT_EQ(shipped->baseline->library, "cudnn_sdpa");
+  EXPECT_EQ(shipped->baseline->kind, BaselineKind::cudnn_sdpa);
   EXPECT_EQ(shipped->baseline->args.at("seq"), "s") << "a size expression, kept as text";
   EXPECT_EQ(shipped->baseline->args.at("k"), "k") << "'k' names a buffer here, not a GEMM's size";
   auto unbound = attention_with("lse = \"lse\"\n\n#", "\n#");

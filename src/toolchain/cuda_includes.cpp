@@ -87,6 +87,20 @@ struct Finding {
   std::string id, message, hint;
 };
 
+// The C and C++ standard headers a kernel plausibly names. Each resolves, by name, in the
+// host compiler's own include folders (public files, the same on every machine of a
+// distribution); names with a folder (bits/, sys/) are not on it, and neither is anything
+// that only makes sense on the host (threads, files, locales).
+const std::vector<std::string_view> kStandardHeaders = {
+    // C, and their C++ spellings
+    "assert.h", "ctype.h", "errno.h", "float.h", "inttypes.h", "limits.h", "math.h", "stdarg.h", "stdbool.h",
+    "stddef.h", "stdint.h", "stdio.h", "stdlib.h", "string.h",
+    "cassert", "cctype", "cerrno", "cfloat", "cinttypes", "climits", "cmath", "cstdarg", "cstddef", "cstdint",
+    "cstdio", "cstdlib", "cstring",
+    // C++
+    "algorithm", "array", "bit", "complex", "functional", "initializer_list", "limits", "new",
+    "numeric", "tuple", "type_traits", "utility"};
+
 // What a header name needs to be: a relative path of plain components.
 std::optional<Finding> check_name(std::string_view name, const std::vector<std::string>& dirs) {
   std::string shown = fmt::format("<{}>", name);
@@ -107,6 +121,7 @@ std::optional<Finding> check_name(std::string_view name, const std::vector<std::
     if (e == npos) break;
     b = e + 1;
   }
+  if (is_standard_header(name)) return std::nullopt;
   for (auto& d : dirs) {
     std::error_code ec;
     fs::path p = fs::path(d) / fs::path(name);
@@ -115,14 +130,15 @@ std::optional<Finding> check_name(std::string_view name, const std::vector<std::
     std::string real = fs::canonical(p, ec).string(), root = fs::canonical(d, ec).string() + "/";
     if (!ec && real.compare(0, root.size(), root) == 0) return std::nullopt;
   }
-  std::string hint;
-  if (name == "stdint.h" || name == "cstdint") hint = "NVRTC has no C library headers: <cuda/std/cstdint> has the fixed-width integer types";
-  else if (name == "math.h" || name == "cmath") hint = "the CUDA math functions (sqrtf, expf, ...) need no header under NVRTC";
-  else if (name.find('.') == npos || name.ends_with(".h")) hint = "NVRTC has no host C or C++ library headers; libcu++ has many of them as <cuda/std/...>";
+  std::string hint =
+      "a candidate includes CUDA toolkit headers, and C/C++ standard headers by name from a fixed list (<stdint.h>, <cmath>, "
+      "<type_traits>, ...: docs/security.md); libcu++ has more as <cuda/std/...>";
   std::string looked;
   for (auto& d : dirs) looked += (looked.empty() ? "" : " and ") + d;
-  return Finding{0, "include-missing", fmt::format("{} is not a header of the CUDA toolkit (looked in {})", shown,
-                                                   looked.empty() ? "no include folder: the toolkit was not found" : looked),
+  return Finding{0, "include-missing",
+                 fmt::format("{} is neither a header of the CUDA toolkit (looked in {}) nor a C/C++ standard header a candidate may "
+                             "include",
+                             shown, looked.empty() ? "no include folder: the toolkit was not found" : looked),
                  hint};
 }
 
@@ -195,6 +211,14 @@ std::optional<Finding> check_directive(const LogicalLine& ll, size_t at, const s
 }
 
 }  // namespace
+
+bool is_standard_header(std::string_view name) {
+  for (auto h : kStandardHeaders)
+    if (h == name) return true;
+  return false;
+}
+
+const std::vector<std::string_view>& standard_headers() { return kStandardHeaders; }
 
 std::vector<std::string> toolkit_include_dirs() {
   std::vector<std::string> dirs;

@@ -60,12 +60,38 @@ TEST_F(CudaIncludes, QuotedAbsoluteAndProcPathsAreRefusedAtTheirLine) {
 }
 
 TEST_F(CudaIncludes, HeadersNotInTheToolkitAreRefusedWithAHint) {
-  Diagnostics d = check("#include <stdint.h>\n");
+  Diagnostics d = check("#include <sys/mman.h>\n");
   ASSERT_EQ(d.list().size(), 1u);
   EXPECT_EQ(d.list()[0].check_id, "include-missing");
-  EXPECT_NE(d.list()[0].hint.find("cuda/std/cstdint"), std::string::npos);
+  EXPECT_NE(d.list()[0].message.find("nor a C/C++ standard header"), std::string::npos) << d.list()[0].message;
+  EXPECT_NE(d.list()[0].hint.find("<stdint.h>"), std::string::npos) << d.list()[0].hint;
+  EXPECT_NE(d.list()[0].hint.find("cuda/std/"), std::string::npos) << d.list()[0].hint;
   EXPECT_EQ(refusal("#include <escape.h>\n"), "include-missing") << "a symlink out of the toolkit";
   EXPECT_EQ(refusal("#include <task.toml>\n"), "include-missing");
+}
+
+// C/C++ standard headers pass by name, and by name only: the list is exact names, so no
+// spelling of a path (a folder, `..`, a suffix, another case) rides on it.
+TEST_F(CudaIncludes, StandardHeadersPassByNameOnly) {
+  EXPECT_FALSE(check("#include <stdint.h>\n#include <cstdint>\n#include <math.h>\n#include <type_traits>\n"
+                     "#include <cuda_bf16.h>\n__global__ void k() {}\n")
+                   .has_errors());
+  for (auto h : standard_headers()) {
+    EXPECT_TRUE(is_standard_header(h));
+    EXPECT_EQ(h.find('/'), std::string_view::npos) << h << ": a listed name has no folder";
+  }
+  EXPECT_FALSE(is_standard_header("bits/stdint-intn.h"));
+  EXPECT_FALSE(is_standard_header("STDINT.H"));
+  EXPECT_FALSE(is_standard_header("stdint.h "));
+  EXPECT_FALSE(is_standard_header("unistd.h"));
+  EXPECT_EQ(refusal("#include <stdint.h/../../../proc/self/environ>\n"), "include-path");
+  EXPECT_EQ(refusal("#include <../stdint.h>\n"), "include-path");
+  EXPECT_EQ(refusal("#include </usr/include/stdint.h>\n"), "include-path");
+  EXPECT_EQ(refusal("#include \"stdint.h\"\n"), "include-quoted");
+  EXPECT_EQ(refusal("#include <bits/types.h>\n"), "include-missing");
+  EXPECT_EQ(refusal("#include <stdint.hpp>\n"), "include-missing");
+  EXPECT_EQ(refusal("#include_next <stdint.h>\n"), "include-directive");
+  EXPECT_EQ(refusal("#if __has_include(<stdint.h>)\n#endif\n"), "include-has-include");
 }
 
 TEST_F(CudaIncludes, ComputedAndIndirectIncludesAreRefused) {

@@ -10,7 +10,7 @@
 #include <filesystem>
 
 #include "util/text.h"
-#include "util/test_env.h"
+#include "testing/test_env.h"
 
 namespace ptxforge {
 namespace {

@@ -9,7 +9,7 @@
 #include "util/sandbox.h"
 #include "util/subprocess.h"
 #include "util/text.h"
-#include "util/test_env.h"
+#include "testing/test_env.h"
 
 namespace ptxforge {
 namespace {

@@ -235,13 +235,13 @@ def mode_static(ptxforge, names):
         print("no ptxas: skipping")
         return 77
     no_gpu = dict(os.environ, CUDA_VISIBLE_DEVICES="")
-    with open(os.path.join(ROOT, "README.md")) as f:
+    with open(os.path.join(HERE, "README.md")) as f:
         readme = f.read()
-    section = readme[readme.find("## The adversarial set"):]
+    section = readme[readme.find("## The kernels"):]
     rows = []
     for k in kernels:
         if f"| `{k.name}` |" not in section:
-            rows.append((k.name, "README", "not listed in README.md's adversarial set table", False, "list it there"))
+            rows.append((k.name, "README", "not listed in tests/adversarial/README.md's table", False, "list it there"))
             continue
         early = [s for s in k.stages if s in ("check", "assemble")]
         ok_asm, msg = assembles(k.path)

@@ -143,6 +143,7 @@ int data_fixit(const std::vector<std::string>& args) {
   data::FixitStats st;
   auto lines = data::make_fixit_pairs(roots, st);
   if (!lines) return fail("fixit", lines.error().message);
+  for (auto& s : st.skipped) std::cerr << "data fixit: skipped " << s << "\n";
   std::cerr << fmt::format("data fixit: {} sessions, {} repair pairs\n", st.sessions, st.pairs);
   return write_lines(*lines, out, "fixit");
 }

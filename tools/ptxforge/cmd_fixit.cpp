@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 
 #include "agent/gpu_pool.h"
+#include "agent/options_cli.h"
 #include "cli_parse.h"
 #include "data/repair.h"
-#include "task/seeds.h"
 
 namespace ptxforge::cli {
 
@@ -17,25 +17,31 @@ int cmd_fixit(const std::vector<std::string>& args) {
   CLI::App app("Let a model repair the failed kernels of compile sessions; the repairs that verify become training pairs",
                "fixit");
   std::vector<std::string> roots;
-  std::string model, out = "fixit-sessions", output, seed_text, gpus_text = "all";
-  int rounds = 3, max_tokens = 32768;
-  double temperature = 0.2;
+  std::string out = "fixit-sessions", output, gpus_text = "all";
   bool keep_unverified = false;
+  data::RepairOptions o;
   app.add_option("sessions", roots, "compile sessions, or folders holding them (a bench's)")->required();
-  app.add_option("--model", model, "the repairing model: openai:<model>, anthropic:<model>, cmd:<command line> or replay:<file>")
-      ->required();
+  // The loop's options a repair takes, from the option table; a repair's own defaults shown.
+  agent::CompileOptions start = agent::default_options();
+  start.rounds = o.rounds;
+  agent::CliOptions loop(app,
+                         {agent::Option::model, agent::Option::rounds, agent::Option::seed, agent::Option::temperature,
+                          agent::Option::max_tokens},
+                         start);
+  loop.flag(agent::Option::model)->required();
   app.add_option("--out", out, "folder of the repair sessions (a folder holding some already is continued)")
       ->capture_default_str();
   app.add_option("-o,--output", output, "the pairs, JSONL (default: standard output)");
-  app.add_option("--rounds", rounds, "rounds per repair")->check(CLI::Range(1, 100))->capture_default_str();
   app.add_flag("--keep-unverified", keep_unverified,
                "where there is no GPU, keep a repair that assembles when the failed kernel did not (marked \"verified\": false)");
-  auto* seed_opt = app.add_option("--seed", seed_text, "base seed of the repair sessions (default: fresh every round)");
   app.add_option("--gpus", gpus_text, "GPUs to verify on: all, or ordinals such as 0,1")->capture_default_str();
-  app.add_option("--temperature", temperature, "sampling temperature")->capture_default_str();
-  app.add_option("--max-tokens", max_tokens, "reply token limit")->capture_default_str();
   if (int rc = parse_args(app, args); rc >= 0) return rc;
-  if (model == "manual") {
+  auto given = loop.apply();
+  if (!given) {
+    std::cerr << "ptxforge fixit: " << given.error().message << "\n";
+    return kExitUsage;
+  }
+  if (given->model == "manual") {
     std::cerr << "ptxforge fixit: --model manual waits for a reply by hand; run `ptxforge compile --model manual` on one task instead\n";
     return kExitUsage;
   }
@@ -44,21 +50,13 @@ int cmd_fixit(const std::vector<std::string>& args) {
     std::cerr << "ptxforge fixit: --gpus: " << gpus.error().message << "\n";
     return kExitUsage;
   }
-  data::RepairOptions o;
-  o.model = model;
-  o.rounds = rounds;
+  o.model = given->model;
+  o.rounds = given->rounds;
   o.out = out;
   o.keep_unverified = keep_unverified;
-  o.temperature = temperature;
-  o.max_tokens = max_tokens;
-  if (seed_opt->count() > 0) {
-    auto s = task::parse_seed(seed_text);
-    if (!s) {
-      std::cerr << "ptxforge fixit: " << s.error().message << "\n";
-      return kExitUsage;
-    }
-    o.seed = *s;
-  }
+  o.temperature = given->temperature;
+  o.max_tokens = given->max_tokens;
+  o.seed = given->run.seed;
   for (auto& r : roots)
     if (!std::filesystem::is_directory(r)) {
       std::cerr << fmt::format("ptxforge fixit: {} is not a folder (give compile sessions or folders holding them)\n", r);

@@ -33,7 +33,7 @@ int suite_list() {
     }
     std::cout << fmt::format("{:<28} {:>2} size sets ({} held back)  {}{}\n", id, t->sizes.size(),
                              t->sizes.size() - t->size_sets(false).size(), fmt::join(t->tags, ","),
-                             t->baseline ? "  baseline " + t->baseline->library : "");
+                             t->baseline ? "  baseline " + std::string(task::baseline_spec(t->baseline->kind).id) : "");
   }
   return bad ? kExitInputErrors : kExitOk;
 }
@@ -108,7 +108,7 @@ void validate_one(eval::Pipeline& pipeline, const std::string& d, bool time, Val
     std::cout << fmt::format(
         "{}: solution {}, {} of {} kinds of trivial output rejected{}, candidate checked in {:.3f} s (warm worker: {:.3f} s)\n\n",
         name, r.passed ? "passed" : "FAILED", a.kinds - static_cast<int>(a.holes.size()), a.kinds,
-        a.library_checks ? fmt::format(", reference agrees with {} on {} of {} size sets", t->baseline->library,
+        a.library_checks ? fmt::format(", reference agrees with {} on {} of {} size sets", task::baseline_spec(t->baseline->kind).id,
                                        a.library_checks - static_cast<int>(a.disagreements.size()), a.library_checks)
                          : "",
         r.check_wall_s, v.warm.check_wall_s);
