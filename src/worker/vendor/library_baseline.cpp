@@ -25,11 +25,16 @@ struct LibraryBaseline::Api {
 namespace {
 constexpr int kOpN = 0, kOpT = 1;
 
-// A [baseline] key that is an expression of the sizes (alpha, scale, seq, ...), evaluated.
-Result<double> size_value(const task::Baseline& b, const char* key, const task::Bindings& symbols) {
+// A [baseline] key that is an expression of the sizes (alpha, scale, seq, m, ...), parsed.
+Result<task::SizeExpr> size_expr(const task::Baseline& b, const char* key) {
   auto it = b.args.find(key);
   if (it == b.args.end()) return Error{fmt::format("baseline {} needs '{}'", task::baseline_spec(b.kind).id, key)};
-  auto e = task::SizeExpr::parse(it->second);
+  return task::SizeExpr::parse(it->second);
+}
+
+// The same, evaluated.
+Result<double> size_value(const task::Baseline& b, const char* key, const task::Bindings& symbols) {
+  auto e = size_expr(b, key);
   if (!e) return e.error();
   auto v = e->evaluate(symbols);
   if (!v) return v.error();
@@ -86,9 +91,7 @@ Status LibraryBaseline::run(const task::Task& t, const task::Bindings& symbols,
 namespace {
 // The integer value of a size key, and the device pointer of a buffer key, of a [baseline].
 Result<int64_t> int_arg(const task::Baseline& b, const char* key, const task::Bindings& symbols) {
-  auto it = b.args.find(key);
-  if (it == b.args.end()) return Error{fmt::format("baseline {} needs '{}'", task::baseline_spec(b.kind).id, key)};
-  auto e = task::SizeExpr::parse(it->second);
+  auto e = size_expr(b, key);
   if (!e) return e.error();
   return e->evaluate_int(symbols);
 }
