@@ -3,8 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
-#include <set>
 
 #include "testing/fake_worker.h"
 #include "gpu/protocol.h"
