@@ -1,8 +1,10 @@
 // The layer order of docs/design.md, held over every file of src/ and tools/: each folder
 // includes only itself and the folders below it; the worker process's files (src/worker/) are
 // reached only from its entry point (tools/ptxforge/cmd_worker.cpp, through
-// worker/worker_main.h); nothing outside src/worker/ reaches <cuda.h>, directly or through any
-// chain of includes; the test-support headers (src/testing/) are included only by tests.
+// worker/worker_main.h); the CPU engine (src/emu/) includes only util, ptx, task, gpu and itself,
+// and is reached only from its process's entry point (tools/ptxforge/cmd_emu_worker.cpp, through
+// emu/emu_main.h); nothing outside src/worker/ reaches <cuda.h>, directly or through any chain of
+// includes; the test-support headers (src/testing/) are included only by tests.
 // The checker runs first on small made-up trees, so that each rule is seen to fail.
 #include <gtest/gtest.h>
 
@@ -24,7 +26,12 @@ namespace fs = std::filesystem;
 // Lower ranks lie below; two folders of one rank stand beside each other and include neither.
 const std::map<std::string, int> kRank = {
     {"util", 0}, {"ptx", 1}, {"toolchain", 1}, {"llm", 1}, {"task", 2}, {"gpu", 3},  {"worker", 4},
-    {"eval", 4}, {"agent", 5}, {"bench", 6}, {"data", 6},  {"tools", 7}, {"testing", 8},
+    {"eval", 4}, {"emu", 4}, {"agent", 5}, {"bench", 6}, {"data", 6},  {"tools", 7}, {"testing", 8},
+};
+// Folders that may include only the folders named (besides themselves), tighter than their rank:
+// the CPU engine runs hostile PTX in its own process and needs no toolchain, model or network.
+const std::map<std::string, std::set<std::string>> kOnly = {
+    {"emu", {"util", "ptx", "task", "gpu"}},
 };
 
 struct Source {
@@ -78,6 +85,11 @@ std::vector<std::string> check_layers(const fs::path& root) {
         continue;
       }
       if (s.test || !kRank.count(s.folder) || !kRank.count(to)) continue;
+      if (auto only = kOnly.find(s.folder); only != kOnly.end() && !only->second.count(to)) {
+        problems.push_back(path + " (" + s.folder + ") includes " + inc + " (" + to + "), outside what " + s.folder +
+                           "/ may include");
+        continue;
+      }
       if (kRank.at(to) >= kRank.at(s.folder))
         problems.push_back(path + " (" + s.folder + ") includes " + inc + " (" + to + "), which is not below it");
     }
@@ -88,7 +100,7 @@ std::vector<std::string> check_layers(const fs::path& root) {
     std::set<std::string> seen;
     std::vector<std::string> todo = s.includes;
     bool cuda = s.cuda_h;
-    std::string worker_reached;
+    std::string worker_reached, emu_reached;
     while (!todo.empty()) {
       std::string f = todo.back();
       todo.pop_back();
@@ -97,12 +109,17 @@ std::vector<std::string> check_layers(const fs::path& root) {
       cuda = cuda || t.cuda_h;
       bool entry = f == "src/worker/worker_main.h" && path == "tools/ptxforge/cmd_worker.cpp";
       if (t.folder == "worker" && !entry && worker_reached.empty()) worker_reached = f;
+      bool emu_entry = f == "src/emu/emu_main.h" && path == "tools/ptxforge/cmd_emu_worker.cpp";
+      if (t.folder == "emu" && s.folder != "emu" && !emu_entry && emu_reached.empty()) emu_reached = f;
       for (auto& next : t.includes) todo.push_back(next);
     }
     if (cuda) problems.push_back(path + " reaches <cuda.h>: only src/worker/ may (the parent asks the worker)");
     if (!worker_reached.empty())
       problems.push_back(path + " reaches " + worker_reached +
                          ": the worker is entered only through worker/worker_main.h from tools/ptxforge/cmd_worker.cpp");
+    if (!emu_reached.empty())
+      problems.push_back(path + " reaches " + emu_reached +
+                         ": the CPU engine is entered only through emu/emu_main.h from tools/ptxforge/cmd_emu_worker.cpp");
   }
   return problems;
 }
@@ -164,6 +181,37 @@ TEST(LayerChecker, TheWorkerIsEnteredOnlyThroughItsEntryPoint) {
   for (auto& s : p) EXPECT_EQ(s.rfind("tools/ptxforge/cmd_run.cpp", 0), 0u) << s;
 }
 
+TEST(LayerChecker, TheEngineIsEnteredOnlyThroughItsEntryPoint) {
+  Tree t({{"tools/ptxforge/cmd_emu_worker.cpp", "#include \"emu/emu_main.h\"\n"},
+          {"tools/ptxforge/cmd_run.cpp", "#include \"emu/executor.h\"\n"},
+          {"src/agent/a.cpp", "#include \"eval/b.h\"\n"},
+          {"src/eval/b.h", "#include \"emu/emu_main.h\"\n"},
+          {"src/emu/emu_main.h", ""},
+          {"src/emu/executor.h", "#include \"emu/engine.h\"\n"},
+          {"src/emu/engine.h", ""}});
+  auto p = check_layers(t.root());
+  // cmd_run.cpp reaches executor.h; eval/b.h includes emu/ beside it, and it and a.cpp reach emu_main.h.
+  ASSERT_EQ(p.size(), 4u) << joined(p);
+  for (auto& s : p) EXPECT_NE(s.rfind("tools/ptxforge/cmd_emu_worker.cpp", 0), 0u) << "the entry point is allowed: " << s;
+  EXPECT_NE(joined(p).find("tools/ptxforge/cmd_run.cpp reaches src/emu/executor.h"), std::string::npos) << joined(p);
+}
+
+TEST(LayerChecker, TheEngineIncludesOnlyUtilPtxTaskAndGpu) {
+  Tree t({{"src/emu/a.cpp", "#include \"toolchain/t.h\"\n#include \"gpu/g.h\"\n#include \"ptx/p.h\"\n"},
+          {"src/emu/b.cpp", "#include \"worker/w.h\"\n"},
+          {"src/toolchain/t.h", ""},
+          {"src/gpu/g.h", ""},
+          {"src/ptx/p.h", ""},
+          {"src/worker/w.h", ""}});
+  auto p = check_layers(t.root());
+  // a.cpp: the toolchain (below it, yet not for the engine); b.cpp: the worker, not an engine layer and reached.
+  ASSERT_EQ(p.size(), 3u) << joined(p);
+  EXPECT_NE(joined(p).find("src/emu/a.cpp (emu) includes src/toolchain/t.h (toolchain), outside what emu/ may include"),
+            std::string::npos)
+      << joined(p);
+  EXPECT_EQ(joined(p).find("gpu/g.h"), std::string::npos) << joined(p);
+}
+
 TEST(LayerChecker, TestSupportIsForTestsOnly) {
   Tree t({{"src/eval/a.cpp", "#include \"testing/fake.h\"\n"},
           {"src/eval/a_test.cpp", "#include \"testing/fake.h\"\n#include \"agent/x.h\"\n"},
@@ -185,6 +233,10 @@ TEST(Layers, TheSourceTreeKeepsTheDocumentedOrder) {
   EXPECT_TRUE(files["src/worker/driver.h"].cuda_h);
   const auto& entry = files["tools/ptxforge/cmd_worker.cpp"].includes;
   EXPECT_NE(std::find(entry.begin(), entry.end(), "src/worker/worker_main.h"), entry.end());
+  // The engine's one entry, likewise.
+  ASSERT_TRUE(files.count("src/emu/emu_main.h") && files.count("tools/ptxforge/cmd_emu_worker.cpp"));
+  const auto& emu_entry = files["tools/ptxforge/cmd_emu_worker.cpp"].includes;
+  EXPECT_NE(std::find(emu_entry.begin(), emu_entry.end(), "src/emu/emu_main.h"), emu_entry.end());
   auto p = check_layers(root);
   EXPECT_TRUE(p.empty()) << joined(p);
 }

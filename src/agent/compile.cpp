@@ -88,8 +88,11 @@ struct Trajectory {
   std::string pending, stopped;
 
   bool done(const RoundSummary& s) const {
-    if (s.passed) return sh.o.target_speedup <= 0 || speedup_toward_target(s, sh.o.target_base) >= sh.o.target_speedup;
-    return s.no_gpu && s.assembled;  // without a GPU there is nothing more to learn once it assembles
+    // Passed without a GPU: the CPU engine verified it and timed nothing, so no target can be judged.
+    if (s.passed) return sh.o.target_speedup <= 0 || !s.gpu_verified || speedup_toward_target(s, sh.o.target_base) >= sh.o.target_speedup;
+    // Without a GPU (or a kernel the CPU engine does not run) there is nothing more to learn once
+    // nothing failed: it assembled, or, on the engine without ptxas, passed the checks.
+    return s.no_gpu && s.stage.empty();
   }
 
   void run() {
@@ -402,7 +405,8 @@ uint64_t round_seed(std::optional<uint64_t> session_seed, int sample, int round)
 }
 
 bool needs_gpu_reverify(const RoundSummary& saved, bool gpu_here) {
-  return gpu_here && saved.no_gpu && saved.assembled && !saved.gpu_verified;
+  // Verified on the CPU engine only (passed, not on a GPU) counts as not verified on a GPU.
+  return gpu_here && (saved.no_gpu || saved.passed) && saved.assembled && !saved.gpu_verified;
 }
 
 std::string CompileResult::status_text() const {

@@ -89,8 +89,8 @@ Result<CompileResult> resume(const std::string& dir, const ProviderFactory& make
 // round), else fresh for every round (so no round's inputs can be learnt from an earlier one).
 uint64_t round_seed(std::optional<uint64_t> session_seed, int sample, int round);
 
-// A round saved where there was no GPU (assembled, verify skipped) is evaluated again when
-// the session resumes where there is one.
+// A round saved where there was no GPU (assembled, verify skipped, or verified on the CPU
+// engine only) is evaluated again when the session resumes where there is one.
 bool needs_gpu_reverify(const RoundSummary& saved, bool gpu_here);
 
 }  // namespace ptxforge::agent

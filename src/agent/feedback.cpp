@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "agent/compile.h"  // SpeedupBase
+#include "eval/engine_path.h"
 #include "eval/held_back.h"
 #include "eval/profile.h"
 #include "util/text.h"
@@ -112,6 +113,9 @@ std::string closing_line(const eval::RunRecord& r, const eval::StageResult* fail
                        got, base, target_text(target));
   }
   const eval::StageResult* verify = r.find_stage(eval::StageId::verify);
+  if (verify && verify->status == eval::StageStatus::skipped && r.failure && r.failure->kind == gpu::FailureKind::unsupported)
+    return "It passed the checks, but the CPU engine does not run everything it uses and there is no GPU here, so it is "
+           "not verified yet. It will be verified where there is a GPU; nothing is asked of you now.";
   if (verify && verify->status == eval::StageStatus::skipped)
     return "It passed the checks and assembled, but it could not be run here: there is no GPU on this machine, so it "
            "is not verified yet. It will be verified where there is one; nothing is asked of you now.";
@@ -179,6 +183,16 @@ std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Ha
   // Held-back size sets are never named to the model: every verdict, failure and case below
   // carries a flag saying so, and is printed here in its model form.
   out += fmt::format("Result: {}\n\n", r.verdict(eval::Audience::model));
+  // Which engine judged it: the model must not take a CPU verdict for a GPU one, nor look for a time.
+  bool on_engine = r.verified_by == eval::VerifiedBy::cpu_engine || (r.verify && r.verify->engine == gpu::Engine::cpu) ||
+                   (r.failure && r.failure->finding);
+  if (r.verified_by == eval::VerifiedBy::cpu_engine)
+    out += "Verified on the CPU engine (ptxforge's PTX interpreter), not on a GPU: the results are correct there, and no "
+           "time was measured.\n\n";
+  else if (r.verified_by == eval::VerifiedBy::gpu)
+    out += "Verified on a GPU.\n\n";
+  else if (on_engine)
+    out += "Run on the CPU engine (ptxforge's PTX interpreter), which checks every access, race and barrier exactly.\n\n";
   // 1. What must be fixed first: diagnostics (front end, then ptxas) on the lines of the module.
   if (r.diagnostics.error_count() > 0) {
     SourceText src("candidate.ptx", r.source_text);
@@ -190,14 +204,16 @@ std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Ha
     out += fmt::format("## Problem\n{}\n\n", failed->text(eval::Audience::model));
   }
   // 2. The GPU's verdict.
-  if (r.failure && r.failure->kind != gpu::FailureKind::driver) {
+  // No GPU, or a kernel the CPU engine does not run: nothing ran, so nothing failed at run time.
+  if (r.failure && r.failure->kind != gpu::FailureKind::driver && r.failure->kind != gpu::FailureKind::unsupported) {
     if (r.failure->held_back) {
       // Its message carries offsets and buffer sizes: only its kind and class (eval/held_back.h).
       out += fmt::format("## Runtime failure ({})\n{} — on a held-back size (not shown to you)\n\n",
                          gpu::to_string(r.failure->kind), eval::held_back_failure_text(*r.failure, t));
     } else {
       std::string where = r.failure->where.empty() ? "" : " — " + r.failure->where;
-      out += fmt::format("## Runtime failure ({})\n{}{}\n\n", gpu::to_string(r.failure->kind), r.failure->message, where);
+      out += fmt::format("## Runtime failure ({})\n{}{}{}\n\n", gpu::to_string(r.failure->kind), r.failure->message,
+                         eval::finding_suffix(*r.failure), where);
     }
   }
   // 2b. Correct results, but compute-sanitizer saw a defect (eval/sanitize.h).
@@ -232,7 +248,14 @@ std::string feedback_for(const task::Task& t, const eval::RunRecord& r, const Ha
         if (o.pass) continue;
         out += fmt::format("- output '{}': {} of {} elements wrong, max abs error {:g}, {} NaN, {} never written\n", o.output,
                            o.mismatches, o.count, o.max_abs_error, o.nan_count, o.never_written);
-        for (size_t i = 0; i < std::min<size_t>(o.first.size(), 4); ++i)
+        // The CPU engine names each wrong element's indices and last writer; the GPU, index and values.
+        size_t named = 0;
+        for (auto& w : c.wrong)
+          if (w.output == o.output && named < 4) {
+            out += "  " + eval::describe_wrong_element(w) + "\n";
+            ++named;
+          }
+        for (size_t i = 0; named == 0 && i < std::min<size_t>(o.first.size(), 4); ++i)
           out += fmt::format("  [{}] expected {:g}, got {:g}\n", o.first[i].index, o.first[i].expected, o.first[i].actual);
         if (!o.hint.empty()) out += "  hint: " + o.hint + "\n";
       }

@@ -341,6 +341,16 @@ std::vector<OptionRow> make_rows() {
                            "occupancy and its limiter, DRAM/L2/SM throughput, pipes, warp stalls, bank conflicts, local memory; "
                            "beside nvcc's kernel"},
                           [](auto& o) -> auto& { return o.run.profile; }));
+  rows.push_back(named_row(
+      {Option::device, "--device", C::value, B::run, "device", "device",
+       "where kernels are verified: auto (a GPU where a driver is found, else the CPU engine), gpu or cpu"},
+      [](const CompileOptions& o) { return std::string(eval::to_string(o.run.device)); },
+      [](CompileOptions& o, std::string_view t, std::string_view name) -> Status {
+        auto d = eval::device_from_string(t);
+        if (!d) return Error{fmt::format("{} takes auto, gpu or cpu, not '{}'", name, t)};
+        o.run.device = *d;
+        return ok_status();
+      }));
   rows.push_back(bool_row({Option::prove_ncu, "", C::none, B::run, "prove_ncu", "prove_ncu",
                            "cross-check the executed proof with Nsight Compute"},
                           [](auto& o) -> auto& { return o.run.prove_ncu; }));

@@ -28,7 +28,7 @@ enum class Option {
   model, mode, knowledge, fewshot_nvcc, prompt_rules, prompt_format, repair_candidate, repair_feedback,
   arch, run_arch, hardware, rounds, samples, target_speedup, target_base, cache, temperature, max_tokens,
   verify_seeds, seed, held_back, time, sanitize, allow_suspicious, profile, prove_ncu, verify_timeout,
-  price, price_in, price_out, prices_known
+  price, price_in, price_out, prices_known, device
 };
 
 // How the command line takes an option.

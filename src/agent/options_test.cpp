@@ -41,7 +41,8 @@ const std::map<Option, std::string> kSamples = {
     {Option::held_back, "false"},         {Option::time, "false"},               {Option::sanitize, "false"},
     {Option::allow_suspicious, "true"},   {Option::profile, "true"},             {Option::prove_ncu, "true"},
     {Option::verify_timeout, "5000"},     {Option::price, "2.5,10"},             {Option::price_in, "2.5"},
-    {Option::price_out, "10"},            {Option::prices_known, "true"}};
+    {Option::price_out, "10"},            {Option::prices_known, "true"},
+    {Option::device, "cpu"}};
 
 // Every option of `o` as the table reads it: its text and its session.json value, one line
 // each, so a mismatch names the option.
@@ -109,7 +110,7 @@ TEST(OptionTable, EveryOptionHasOneRowAndEverySpellingIsUnique) {
     EXPECT_EQ(r.session_key.empty(), !r.save) << "row #" << static_cast<int>(r.id);
     EXPECT_EQ(static_cast<bool>(r.save), static_cast<bool>(r.load));
   }
-  EXPECT_EQ(ids.size(), static_cast<size_t>(Option::prices_known) + 1) << "an Option without a row";
+  EXPECT_EQ(ids.size(), static_cast<size_t>(Option::device) + 1) << "an Option without a row";
 }
 
 TEST(OptionTable, SampleValuesCoverEveryRowAndDifferFromTheDefault) {
@@ -279,6 +280,7 @@ TEST_F(OptionSessionTest, ASessionSavedBeforeTheTableResumesUnchanged) {
   EXPECT_TRUE(o->prices.known);
   json expected = json::parse(old);
   expected["prove_ncu"] = false;
+  expected["device"] = "auto";  // sessions saved before --device verify as auto does
   EXPECT_EQ(session_options_json(*o), expected.dump(2));
 }
 
@@ -331,7 +333,8 @@ TEST(OptionTable, BadBenchTomlValuesAndUnknownKeysAreErrorsThatNameTheKey) {
       {BenchPlace::model, "price = [1.0, \"x\"]", "'price' must be a list of numbers"},
       {BenchPlace::model, "max_tokens = 0", "max_tokens must be at least 1"},
       {BenchPlace::model, "max_tokns = 5", "unknown key 'max_tokns'; did you mean 'max_tokens'"},
-      {BenchPlace::run, "zzzzzz = 5", "unknown key 'zzzzzz' (known: allow_suspicious, held_back, profile, prove_ncu, sanitize"}};
+      {BenchPlace::run, "zzzzzz = 5", "unknown key 'zzzzzz' (known: allow_suspicious, device, held_back, profile, prove_ncu, sanitize"},
+      {BenchPlace::run, "device = \"cuda\"", "device takes auto, gpu or cpu, not 'cuda'"}};
   for (auto& [place, text, message] : cases) {
     auto o = parse_toml(place, text);
     ASSERT_FALSE(o.ok()) << text << " was taken";

@@ -130,10 +130,20 @@ Result<BenchConfig> parse_config(std::string_view text, const std::string& file_
   // The loop's options: the top level's and [run]'s keys are rows of the option table, read
   // before the models, which start from them. Any other key is unknown.
   add_all(p, agent::read_toml_options(root, agent::BenchPlace::top,
-                                      {"name", "models", "tasks", "modes", "knowledge", "seeds", "run"}, "", c.options));
+                                      {"name", "models", "tasks", "modes", "knowledge", "seeds", "run", "require_gpu_verify"}, "",
+                                      c.options));
   if (const toml::node* run = root.get("run")) {
     if (const toml::table* t = run->as_table()) add_all(p, agent::read_toml_options(*t, agent::BenchPlace::run, {}, "[run]", c.options));
     else p.add(run, "[run] must be a table");
+  }
+  if (const toml::node* req = root.get("require_gpu_verify")) {
+    if (auto b = req->value<bool>()) c.require_gpu_verify = *b;
+    else p.add(req, "require_gpu_verify takes true or false");
+    if (c.require_gpu_verify) {
+      if (c.options.run.device == eval::Device::cpu)
+        p.add(req, "require_gpu_verify = true, but [run] device = \"cpu\" verifies on the CPU engine only");
+      c.options.run.device = eval::Device::gpu;
+    }
   }
   read_models(root, c, p);
   if (!p.lines.empty()) {

@@ -41,6 +41,9 @@ struct BenchConfig {
   // target_speedup) and [run]'s, spelled as the option table says (agent/options.h); a key
   // left out keeps the one default. The architecture stays "" (the GPU's) until resolve_arch.
   agent::CompileOptions options = agent::default_options();
+  // require_gpu_verify = true: only a GPU verifies (every cell runs with --device gpu), so a
+  // kernel the CPU engine alone passed never counts; [run] device = "cpu" beside it is an error.
+  bool require_gpu_verify = false;
 };
 
 // Reads bench.toml; every problem is listed in the error, with the file name and the line.

@@ -34,6 +34,25 @@ TEST(BenchConfig, ReadsModelsTasksAndNumbers) {
   EXPECT_EQ(c->seeds, (std::vector<uint64_t>{5, 9}));
 }
 
+TEST(BenchConfig, RequireGpuVerifyRunsEveryCellOnTheGpuOnly) {
+  auto plain = parse_config(kTwoModels, "bench.toml");
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_FALSE(plain->require_gpu_verify);
+  EXPECT_EQ(plain->options.run.device, eval::Device::automatic);
+  auto c = parse_config(std::string("require_gpu_verify = true\n") + kTwoModels, "bench.toml");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_TRUE(c->require_gpu_verify);
+  EXPECT_EQ(c->options.run.device, eval::Device::gpu);
+  for (auto& m : c->models) EXPECT_EQ(m.options.run.device, eval::Device::gpu) << m.name;
+  auto cpu = parse_config(std::string("require_gpu_verify = true\n") + kTwoModels + "[run]\ndevice = \"cpu\"\n", "bench.toml");
+  ASSERT_FALSE(cpu);
+  EXPECT_NE(cpu.error().message.find("require_gpu_verify = true, but [run] device = \"cpu\""), std::string::npos)
+      << cpu.error().message;
+  auto typo = parse_config(std::string(kTwoModels) + "[run]\ndevice = \"cuda\"\n", "bench.toml");
+  ASSERT_FALSE(typo);
+  EXPECT_NE(typo.error().message.find("takes auto, gpu or cpu, not 'cuda'"), std::string::npos) << typo.error().message;
+}
+
 TEST(BenchConfig, EveryProblemIsListedWithItsLine) {
   auto c = parse_config("samples = 0\nrounds = 2\nsamplse = 3\n[[models]]\nname = \"x\"\n[tasks]\n", "b.toml");
   ASSERT_FALSE(c);

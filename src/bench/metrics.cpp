@@ -23,12 +23,15 @@ namespace {
 struct Trajectory {
   bool extracted_first = false, checked_first = false, assembled_first = false, verified_first = false;
   bool extracted = false, checked = false, assembled = false, verified = false, gpu_ran = false;
+  bool cpu_verified = false;  // some round passed on the CPU engine only (never counted as verified)
   int first_verified = 0;  // round, 0: never
   double best_nvcc = 0, best_library = 0;
   const RoundRow* best = nullptr;  // the verified round with the best speedup (the first verified when untimed)
 };
 
 bool is_verified(const agent::RoundSummary& s) { return s.passed && s.gpu_verified; }
+// A round passes without gpu_verified only where the CPU engine verified it (eval::RunRecord::passed).
+bool is_cpu_verified(const agent::RoundSummary& s) { return s.passed && !s.gpu_verified; }
 
 Trajectory summarise(const std::vector<const RoundRow*>& rounds) {
   Trajectory t;
@@ -45,6 +48,7 @@ Trajectory summarise(const std::vector<const RoundRow*>& rounds) {
     t.checked |= r->checked;
     t.assembled |= s.assembled;
     t.gpu_ran |= s.assembled && !s.no_gpu;
+    t.cpu_verified |= is_cpu_verified(s);
     if (!v) continue;
     if (!t.verified) t.first_verified = s.round;
     t.verified = true;
@@ -180,6 +184,7 @@ BenchMetrics compute_metrics(const std::vector<CellRow>& cells_in, const std::ve
       add(a.checked, t.checked);
       add(a.assembled, t.assembled);
       add(a.verified, t.verified);
+      add(a.verified_cpu, t.cpu_verified && !t.verified);
       a.gpu_ran |= t.gpu_ran;
       verified_samples += t.verified;
       assembled_samples += t.assembled;

@@ -37,7 +37,10 @@ struct ArmMetrics {
   bool gpu_ran = false;  // some round of this arm reached GPU verification
   // Per trajectory: at its first round, and by its end (any round).
   Rate extracted_first, checked_first, assembled_first, verified_first;
-  Rate extracted, checked, assembled, verified;
+  Rate extracted, checked, assembled, verified;  // verified: on a GPU
+  // Trajectories the CPU engine verified and no GPU did (not in `verified`, pass@k or fast_p:
+  // those hold GPU verdicts only).
+  Rate verified_cpu;
   std::vector<std::pair<int, double>> pass_at;            // k -> mean over cells, verified
   std::vector<std::pair<int, double>> assembled_at;       // the same for reaching ptxas's approval
   std::vector<FastP> fast_nvcc, fast_library;

@@ -122,6 +122,19 @@ TEST(BenchMetrics, WithoutAGpuVerificationIsNotRunNotZero) {
   EXPECT_NE(render_markdown(m).find("not run (no GPU)"), std::string::npos);
 }
 
+TEST(BenchMetrics, CpuEngineVerdictsAreCountedApartFromGpuOnes) {
+  auto [cells, rounds] = sample_bench();
+  // Task B's two samples passed on the CPU engine only: passed, not gpu_verified.
+  for (auto& r : rounds)
+    if (r.cell == "m/B") r.summary.gpu_verified = false;
+  auto m = compute_metrics(cells, rounds, "x", 2);
+  auto& a = m.arms[0];
+  EXPECT_EQ(a.verified.hits, 1) << "only task A's sample 1 was verified on a GPU";
+  EXPECT_EQ(a.verified_cpu.hits, 2);
+  EXPECT_EQ(a.verified_cpu.of, 4);
+  EXPECT_EQ(a.fast_nvcc[0].rate.hits, 1) << "fast_p holds GPU verdicts only";
+}
+
 TEST(BenchStore, RoundTripsCellsAndRoundsAndRefusesOtherSchemas) {
   auto dir = std::filesystem::temp_directory_path() / ("ptxforge_store_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);

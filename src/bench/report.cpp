@@ -24,7 +24,11 @@ std::string pct(const Rate& r) {
   return fmt::format("{:.0f}% ({}/{})", 100 * r.value(), r.hits, r.of);
 }
 std::string speedup(double x) { return x > 0 ? fmt::format("{:.2f}x", x) : "-"; }
+// GPU verdicts; trajectories only the CPU engine verified are named beside them, never counted in.
 std::string verified_text(const ArmMetrics& a, const Rate& r) { return a.gpu_ran ? pct(r) : "not run (no GPU)"; }
+std::string cpu_verified_note(const ArmMetrics& a) {
+  return a.verified_cpu.hits ? fmt::format("; on the CPU engine {}", pct(a.verified_cpu)) : "";
+}
 
 std::string per_verified(const ArmMetrics& a) {
   if (a.verified.hits == 0) return "-";
@@ -48,11 +52,11 @@ std::string render_markdown(const BenchMetrics& m) {
   std::string o = fmt::format("# Bench: {}\n\n{} of {} cells in the store, {} finished.\n\n", m.name.empty() ? "(unnamed)" : m.name,
                               m.cells, m.cells_in_grid ? m.cells_in_grid : m.cells, m.finished);
   o += "## Stages (per trajectory: first round / by the last)\n\n";
-  o += "| arm | cells | trajectories | extracted | checked | assembled | verified |\n|---|---|---|---|---|---|---|\n";
+  o += "| arm | cells | trajectories | extracted | checked | assembled | verified (on a GPU) |\n|---|---|---|---|---|---|---|\n";
   for (auto& a : m.arms)
-    o += fmt::format("| {} | {} | {} | {} / {} | {} / {} | {} / {} | {} / {} |\n", md_cell(a.label), a.cells, a.trajectories,
+    o += fmt::format("| {} | {} | {} | {} / {} | {} / {} | {} / {} | {} / {}{} |\n", md_cell(a.label), a.cells, a.trajectories,
                      pct(a.extracted_first), pct(a.extracted), pct(a.checked_first), pct(a.checked), pct(a.assembled_first),
-                     pct(a.assembled), verified_text(a, a.verified_first), verified_text(a, a.verified));
+                     pct(a.assembled), verified_text(a, a.verified_first), verified_text(a, a.verified), cpu_verified_note(a));
   o += "\n## pass@k (unbiased estimator, mean over cells)\n\n| arm |";
   for (int k : m.ks) o += fmt::format(" verified@{} | assembled@{} |", k, k);
   o += "\n|---|";

@@ -29,6 +29,14 @@ std::string failure_class(gpu::FailureKind k) {
     case gpu::FailureKind::launch: return "a launch was refused (its grid, block, cluster or shared memory)";
     case gpu::FailureKind::oom: return "out of device memory";
     case gpu::FailureKind::load: return "the module could not be loaded";
+    // The CPU engine's checks (docs/emu.md): the class of the finding, never its thread or offset.
+    case gpu::FailureKind::race: return "a data race: two threads access one address, one writes, nothing orders them";
+    case gpu::FailureKind::uninitialized: return "a value read from memory never written decided a branch, an address or an output";
+    case gpu::FailureKind::misaligned: return "an access not aligned to its size";
+    case gpu::FailureKind::barrier: return "a barrier not reached by every thread that must reach it, or a deadlock";
+    case gpu::FailureKind::warp_sync: return "a warp-synchronous instruction whose mask names lanes not executing it";
+    case gpu::FailureKind::budget: return "the kernel ran past the CPU engine's instruction budget";
+    case gpu::FailureKind::unsupported: return "the CPU engine does not run this kernel";
     default: return "the run failed";
   }
 }
@@ -79,6 +87,10 @@ std::vector<std::string> held_back_case_lines(const gpu::CaseResult& c, const ta
 }
 
 std::string held_back_failure_text(const gpu::Failure& f, const task::Task& task) {
+  // A CPU engine finding's message starts with the PTX position and ends with a thread and a
+  // CTA, which depend on the sizes: the model gets its class and check id only.
+  if (f.finding)
+    return fmt::format("{}: {} [{}]", gpu::to_string(f.kind), failure_class(f.kind), f.finding->check);
   std::string clause = number_free_clause(f.message, task);
   return fmt::format("{}: {}", gpu::to_string(f.kind), clause.empty() ? failure_class(f.kind) : clause);
 }

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "eval/engine_path.h"
 #include "eval/held_back.h"
 #include "eval/limits.h"
 #include "eval/profile.h"
@@ -55,7 +56,9 @@ std::string describe_case_failure(const gpu::CaseResult& c, Audience a, const ta
       why.push_back(fmt::format("'{}' has {} of {} elements wrong{}", o.output, o.mismatches, o.count,
                                 o.hint.empty() ? "" : " (" + o.hint + ")"));
   std::string place = c.shown ? fmt::format("size set '{}'", c.size_set) : fmt::format("size set '{}' (held back)", c.size_set);
-  return fmt::format("{}, seed {}: {}", place, c.seed_index, why.empty() ? "failed" : why[0]);
+  // The CPU engine names the first wrong element and its last writer (docs/emu.md, section 6).
+  std::string first_wrong = c.wrong.empty() ? "" : "; first wrong element " + describe_wrong_element(c.wrong.front());
+  return fmt::format("{}, seed {}: {}{}", place, c.seed_index, why.empty() ? "failed" : why[0], first_wrong);
 }
 
 // A runtime failure in one line; for a model, one on a held-back size is its kind and class
@@ -64,7 +67,7 @@ std::string describe_failure(const gpu::Failure& f, Audience a, const task::Task
   if (f.held_back && a == Audience::model)
     return held_back_failure_text(f, task) + " (on a held-back size, not shown to you)";
   std::string where = f.where.empty() ? "" : " (" + f.where + ")";
-  return fmt::format("{}: {}{}", to_string(f.kind), f.message, where);
+  return fmt::format("{}: {}{}{}", to_string(f.kind), f.message, finding_suffix(f), where);
 }
 
 // A candidate over one of ptxforge's policy limits (eval/limits.h): its findings join the
@@ -142,6 +145,8 @@ StageResult assemble(StageContext& ctx) {
   }
   if (Diagnostics found = check_policy(c.module, in); !found.empty())
     return over_limit(r, found, c.ptx_name, "not assembled");
+  // The CPU engine runs the PTX itself: without ptxas the candidate goes on unassembled.
+  if (ctx.on_engine && !find_cuda_tool("ptxas")) return result(StageStatus::skipped, "no ptxas: not assembled");
   toolchain::AssembleOptions aopts;
   aopts.arch = r.arch;
   if (!c.ptx_name.empty()) aopts.source_name = c.ptx_name;  // ptxas's messages name the candidate
@@ -166,26 +171,37 @@ StageResult assemble(StageContext& ctx) {
 }
 
 // verify, on the GPU worker: every size set (held-back ones too, unless --sizes shown) and seed.
+// On the CPU engine: the candidate's and the reference's PTX, on the task's CPU size sets.
 StageResult verify(StageContext& ctx) {
   RunRecord& r = ctx.record;
-  auto ref = toolchain::build_reference(ctx.task.dir + "/reference.cu", r.arch);
-  if (!ref) return result(StageStatus::failed, "the task's reference does not build: " + ref.error().message);
   gpu::Job job;
   job.kind = gpu::JobKind::verify;
   job.task_dir = ctx.task.dir;
   job.launch = ctx.candidate.launch;
   job.candidate_cubin = ctx.candidate.cubin_path;
-  job.reference_cubin = ref->cubin_path;
   job.held_back = ctx.opts.held_back;
   job.seeds = ctx.opts.seeds;
   job.seed = r.seed;
+  std::string reference_note;
+  if (ctx.on_engine) {
+    auto ref = reference_ptx(ctx.task, cache_dir());
+    if (!ref) return result(StageStatus::failed, "the task's reference has no PTX for the CPU engine: " + ref.error().message);
+    job.candidate_ptx = ctx.candidate.ptx_name;  // the PTX check read (for a .cu: NVRTC's, with the launch lines)
+    job.reference_ptx = ref->path;
+    job.size_sets = cpu_size_sets(ctx.task, ctx.opts.held_back);
+    reference_note = ref->source;
+  } else {
+    auto ref = toolchain::build_reference(ctx.task.dir + "/reference.cu", r.arch);
+    if (!ref) return result(StageStatus::failed, "the task's reference does not build: " + ref.error().message);
+    job.reference_cubin = ref->cubin_path;
+  }
   ctx.job = job;
   gpu::Outcome out = ctx.worker.run(job, ctx.opts.verify_timeout);
   if (out.guard) {
     r.guard = out.guard;
     r.guard_note = out.guard_note;
   }
-  if (out.failure && out.failure->out_of_bounds) {
+  if (out.failure && out.failure->out_of_bounds && !ctx.on_engine) {
     // The worker is gone with its context; fresh ones run the case again to name the buffer.
     if (auto at = gpu::locate_out_of_bounds(ctx.worker, job, *out.failure, ctx.opts.verify_timeout))
       gpu::name_fault_buffer(*out.failure, *at);
@@ -193,6 +209,14 @@ StageResult verify(StageContext& ctx) {
   if (out.failure) {
     r.failure = out.failure;
     r.check_wall_s = since(ctx.run_started);
+    // A kernel the engine does not run (mma, TMA, ...) is not verified: never a pass, never a
+    // wrong fail (docs/emu.md, section 9). The verdict says so; nothing after this can run.
+    if (ctx.on_engine && out.failure->kind == gpu::FailureKind::unsupported) {
+      ctx.halt = true;
+      StageResult s = result(StageStatus::skipped, "NOT verified: " + out.failure->message);
+      s.seconds = ctx.stage_seconds();
+      return s;
+    }
     if (out.failure->kind == gpu::FailureKind::driver) {
       ctx.halt = true;  // no GPU here: nothing after this can run
       StageResult s = result(StageStatus::skipped, "NOT verified on a GPU: " + out.failure->message);
@@ -219,7 +243,19 @@ StageResult verify(StageContext& ctx) {
     }
   size_t held = 0;
   for (auto& c : r.verify->cases) held += c.shown ? 0 : 1;
+  if (ctx.on_engine) {
+    // A pass must cover every set asked for: an engine that skipped one has not verified it.
+    for (auto& set : job.size_sets)
+      if (std::none_of(r.verify->cases.begin(), r.verify->cases.end(), [&](auto& c) { return c.size_set == set; }))
+        return result(StageStatus::failed, fmt::format("the CPU engine returned no case for size set '{}'", set));
+    r.verified_by = VerifiedBy::cpu_engine;
+    return result(StageStatus::passed, fmt::format("{} passed ({} on held-back sizes) on the CPU engine, size sets {}; "
+                                                   "reference PTX from {}; engine {:.3f} s",
+                                                   plural(r.verify->cases.size(), "case"), held, fmt::join(job.size_sets, ", "),
+                                                   reference_note, r.verify->seconds));
+  }
   r.gpu_verified = true;
+  r.verified_by = VerifiedBy::gpu;
   const gpu::VerifyPhases& p = r.verify->phases;
   return result(StageStatus::passed,
                 fmt::format("{} passed ({} on held-back sizes), worker {:.3f} s (inputs {:.3f}, reference {:.3f}, "
@@ -232,6 +268,7 @@ StageResult verify(StageContext& ctx) {
 // worker of its own started under the sanitizer, on the size sets where the tool can bite.
 // The first tool that reports an error, or whose run does not finish cleanly, fails the stage.
 StageResult sanitize(StageContext& ctx) {
+  if (ctx.on_engine) return result(StageStatus::skipped, "the CPU engine's checks ran in verify");
   std::optional<std::string> tool = ctx.opts.sanitizer.empty() ? find_cuda_tool("compute-sanitizer") : ctx.opts.sanitizer;
   if (!tool) return result(StageStatus::skipped, "compute-sanitizer is not installed");
   if (ctx.worker_argv.empty()) return result(StageStatus::skipped, "no worker process to run under compute-sanitizer");
@@ -270,6 +307,7 @@ StageResult sanitize(StageContext& ctx) {
 StageResult time(StageContext& ctx) {
   RunRecord& r = ctx.record;
   if (!ctx.opts.time) return result(StageStatus::skipped, "not asked for (--no-time)");
+  if (ctx.on_engine) return result(StageStatus::skipped, "not timed: CPU engine");  // never an invented time
   gpu::Job job = *ctx.job;
   job.kind = gpu::JobKind::time;
   job.max_trials = 100;
@@ -354,13 +392,47 @@ StageResult& place(RunRecord& r, StageId id) {
 }  // namespace
 
 Pipeline::Pipeline(std::vector<std::string> worker_argv)
-    : worker_argv_(worker_argv), client_(std::make_unique<gpu::WorkerClient>(std::move(worker_argv))), runner_(*client_) {}
+    : worker_argv_(worker_argv), client_(std::make_unique<gpu::WorkerClient>(std::move(worker_argv))), runner_(*client_) {
+  if (worker_argv_.size() >= 2 && worker_argv_[1] == "worker") engine_argv_ = {worker_argv_[0], "emu-worker"};
+}
 Pipeline::Pipeline(gpu::JobRunner& runner) : runner_(runner) {}
+Pipeline::Pipeline(gpu::JobRunner& runner, gpu::JobRunner& engine) : runner_(runner), engine_runner_(&engine) {}
 Pipeline::~Pipeline() = default;
 
+// As gpu::ask_device_info, keeping the failure's kind: `auto` takes the engine on `driver` only.
 const Result<gpu::DeviceInfo>& Pipeline::device() {
-  if (!device_) device_ = gpu::ask_device_info(runner_);
+  if (!device_) {
+    gpu::Job job;
+    job.kind = gpu::JobKind::device;
+    gpu::Outcome o = runner_.run(job, std::chrono::seconds(60));
+    if (o.failure) {
+      no_gpu_ = o.failure->kind == gpu::FailureKind::driver;
+      device_ = Result<gpu::DeviceInfo>(Error{o.failure->message});
+    } else if (!o.device) {
+      device_ = Result<gpu::DeviceInfo>(Error{"the worker did not describe the GPU"});
+    } else {
+      device_ = *o.device;
+    }
+  }
   return *device_;
+}
+
+bool Pipeline::uses_engine(const RunOptions& opts) {
+  switch (opts.device) {
+    case Device::gpu: return false;
+    case Device::cpu: return true;
+    // Without an engine (a pipeline on a test's fake worker), auto keeps today's "NOT verified".
+    case Device::automatic: device(); return no_gpu_ && (engine_runner_ || !engine_argv_.empty());
+  }
+  return false;
+}
+
+gpu::JobRunner& Pipeline::engine() {
+  if (engine_runner_) return *engine_runner_;
+  if (engine_argv_.empty()) return no_engine_;
+  engine_client_ = std::make_unique<gpu::WorkerClient>(engine_argv_);
+  engine_runner_ = engine_client_.get();
+  return *engine_runner_;
 }
 
 const Result<gpu::DevicePeaks>& Pipeline::peaks() {
@@ -376,6 +448,7 @@ const Result<gpu::DevicePeaks>& Pipeline::peaks() {
 // The target to assemble for: the GPU's own (sm_90a on an H200), else sm_90a.
 std::string Pipeline::pick_arch(const RunOptions& opts) {
   if (!opts.arch.empty()) return opts.arch;
+  if (opts.device == Device::cpu) return "sm_90a";  // --device cpu never starts the GPU worker
   if (auto& info = device(); info) return info->arch();
   return "sm_90a";
 }
@@ -398,8 +471,10 @@ RunRecord Pipeline::run(const task::Task& task, const std::string& candidate_pat
     return r;
   }
   work_.emplace(std::move(*made));
-  StageContext ctx{task, opts, runner_, worker_argv_, work_->path(), r, {}, std::nullopt, std::chrono::steady_clock::now(),
-                   {}, false, [this]() -> const Result<gpu::DeviceInfo>& { return device(); },
+  last_on_engine_ = uses_engine(opts);
+  StageContext ctx{task, opts, last_on_engine_ ? engine() : runner_, worker_argv_, work_->path(), r, {}, std::nullopt,
+                   std::chrono::steady_clock::now(), {}, false, last_on_engine_,
+                   [this]() -> const Result<gpu::DeviceInfo>& { return device(); },
                    [this]() -> const Result<gpu::DevicePeaks>& { return peaks(); }};
   ctx.candidate.path = candidate_path;
   bool stopped = false;
@@ -418,7 +493,7 @@ RunRecord Pipeline::run(const task::Task& task, const std::string& candidate_pat
     stopped = stopped || res.status == StageStatus::failed || ctx.halt;
   }
   last_job_ = ctx.job;
-  r.passed = r.gpu_verified;
+  r.passed = r.verified_by != VerifiedBy::none;
   for (auto& s : r.stages) r.passed = r.passed && s.status != StageStatus::failed;
   return r;
 }
@@ -427,7 +502,7 @@ Result<std::vector<gpu::CaseResult>> Pipeline::check_trivial_outputs(std::chrono
   if (!last_job_) return Error{"no candidate reached the GPU stages"};
   gpu::Job job = *last_job_;
   job.kind = gpu::JobKind::trivial;
-  gpu::Outcome out = runner_.run(job, timeout);
+  gpu::Outcome out = (last_on_engine_ ? engine() : runner_).run(job, timeout);
   if (out.failure) return Error{fmt::format("{}: {}", to_string(out.failure->kind), out.failure->message)};
   if (!out.verify) return Error{"the worker returned no cases"};
   return out.verify->cases;

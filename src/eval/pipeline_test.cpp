@@ -450,7 +450,8 @@ TEST_F(PipelineTest, AnOutOfBoundsFaultIsRunAgainToNameTheBuffer) {
     o = {};
     o.guard = gpu::GuardMode::vmm;
     if (job.kind == gpu::JobKind::locate && job.open_buffer == "c") {
-      o.verify = gpu::VerifyReport{{gpu::CaseResult{}}, 0, {}};  // with c's windows mapped the case runs through
+      o.verify = gpu::VerifyReport{};  // with c's windows mapped the case runs through
+      o.verify->cases.push_back(gpu::CaseResult{});
       return o;
     }
     gpu::Failure f{gpu::FailureKind::fault, "out-of-bounds access: running the candidate: CUDA_ERROR_ILLEGAL_ADDRESS (700)",

@@ -47,6 +47,7 @@ StageResult profile(StageContext& ctx) {
     return verdict(StageStatus::skipped, r.profile->note);
   };
   std::optional<std::string> ncu = ctx.opts.ncu.empty() ? find_cuda_tool("ncu") : ctx.opts.ncu;
+  if (ctx.on_engine) return skip("verified on the CPU engine, which has no profiler");
   if (!ncu) return skip("ncu is not installed");
   if (ctx.worker_argv.empty()) return skip("no worker process to profile");
   if (!ctx.job) return skip("the kernel was not verified");

@@ -488,6 +488,12 @@ StageResult prove(StageContext& ctx) {
   if (auto problem = one_block_clusters(ctx)) return failed(std::move(*problem));
 
   // Executed.
+  if (r.verified_by == VerifiedBy::cpu_engine) {
+    // The engine's per-instruction counts (VerifyReport::counts) are not wired into this proof yet.
+    r.executed_note = "execution not checked on the CPU engine";
+    return verdict(StageStatus::passed,
+                   fmt::format("all {} required instruction families {}; {}", groups.size(), where, r.executed_note));
+  }
   if (!r.gpu_verified || !ctx.job) {
     r.executed_note = "execution not proven: the candidate was not verified on a GPU";
     return verdict(StageStatus::passed,

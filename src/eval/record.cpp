@@ -22,6 +22,21 @@ std::optional<StageId> stage_id_from_string(std::string_view s) {
   return std::nullopt;
 }
 
+std::string_view to_string(VerifiedBy v) {
+  switch (v) {
+    case VerifiedBy::none: return "none";
+    case VerifiedBy::gpu: return "gpu";
+    case VerifiedBy::cpu_engine: return "cpu_engine";
+  }
+  return "?";
+}
+
+std::optional<VerifiedBy> verified_by_from_string(std::string_view s) {
+  for (VerifiedBy v : {VerifiedBy::none, VerifiedBy::gpu, VerifiedBy::cpu_engine})
+    if (to_string(v) == s) return v;
+  return std::nullopt;
+}
+
 std::string_view stage_status_name(StageStatus s) {
   switch (s) {
     case StageStatus::passed: return "passed";
@@ -50,6 +65,11 @@ const StageResult* RunRecord::find_stage(StageId id) const {
 std::string RunRecord::verdict(Audience a) const {
   for (auto& s : stages)
     if (s.status == StageStatus::failed) return fmt::format("FAILED at {}: {}", to_string(s.id), s.text(a));
+  if (verified_by == VerifiedBy::cpu_engine) {
+    // Never plain "passed": a reader must see that no GPU ran it and nothing was timed.
+    std::string passed = "passed (verified on the CPU engine)";
+    return flags.empty() ? passed : fmt::format("{}, but {}", passed, flags.front());
+  }
   if (!gpu_verified) {
     const StageResult* v = find_stage(StageId::verify);
     if (v && v->text(a).rfind("NOT verified", 0) == 0) return v->text(a);

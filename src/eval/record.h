@@ -25,6 +25,12 @@ std::optional<StageId> stage_id_from_string(std::string_view s);
 enum class StageStatus { passed, failed, skipped, not_run };
 std::string_view stage_status_name(StageStatus s);
 
+// Who verified a candidate: nobody (verify did not pass or did not run), a GPU, or the CPU
+// engine (docs/emu.md). JSON's "verified_by" spells them as to_string does.
+enum class VerifiedBy { none, gpu, cpu_engine };
+std::string_view to_string(VerifiedBy v);
+std::optional<VerifiedBy> verified_by_from_string(std::string_view s);
+
 // Who reads a verdict: a person (every size set named) or the model (held-back size sets
 // never named).
 enum class Audience { person, model };
@@ -96,12 +102,14 @@ struct RunRecord {
   std::optional<ProfileReport> profile;  // `--profile`
   std::vector<std::string> flags;       // results let through by --allow-suspicious, ...
   bool gpu_verified = false;            // verify passed on a real GPU
-  bool passed = false;                  // every stage that ran passed, and verify ran
+  VerifiedBy verified_by = VerifiedBy::none;  // where verify passed: gpu when gpu_verified, cpu_engine on the engine
+  bool passed = false;                  // every stage that ran passed, and verify passed (GPU or CPU engine)
   double check_wall_s = 0;              // check + assemble + verify, without timing trials
 
   StageResult& stage(StageId id);
   const StageResult* find_stage(StageId id) const;
-  // One line: "passed", "FAILED at verify: ...", "NOT verified on a GPU: ...".
+  // One line: "passed", "passed (verified on the CPU engine)", "FAILED at verify: ...",
+  // "NOT verified on a GPU: ...".
   std::string verdict(Audience a = Audience::person) const;
 };
 

@@ -34,6 +34,7 @@ std::string render_report_json(const RunRecord& r) {
   j["verdict"] = r.verdict();
   j["passed"] = r.passed;
   j["gpu_verified"] = r.gpu_verified;
+  j["verified_by"] = std::string(to_string(r.verified_by));
   j["check_wall_s"] = r.check_wall_s;
   j["stages"] = json::array();
   for (auto& s : r.stages) {
@@ -361,6 +362,13 @@ RunRecord parse_record(const Node& j) {
   }
   r.passed = j.at("passed").boolean();
   r.gpu_verified = j.at("gpu_verified").boolean();
+  // Records written before the CPU engine have no "verified_by": a GPU verified them or nothing did.
+  r.verified_by = r.gpu_verified ? VerifiedBy::gpu : VerifiedBy::none;
+  if (auto v = j.find("verified_by")) {
+    auto by = verified_by_from_string(v->str());
+    if (!by) v->fail(fmt::format("unknown verified_by '{}' (none, gpu or cpu_engine)", v->str()));
+    r.verified_by = *by;
+  }
   if (auto w = j.find("check_wall_s")) r.check_wall_s = w->real();
   for (auto& s : j.at("stages").items()) {
     StageResult st = parse_stage(s);

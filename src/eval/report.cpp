@@ -4,8 +4,9 @@
 
 #include <fmt/format.h>
 
-#include "eval/record.h"
+#include "eval/engine_path.h"
 #include "eval/profile.h"
+#include "eval/record.h"
 #include "task/seeds.h"
 
 namespace ptxforge::eval {
@@ -28,6 +29,7 @@ void case_details(std::string& out, const gpu::CaseResult& c) {
     for (auto& m : o.first) out += fmt::format("        [{}] expected {:g}, got {:g}\n", m.index, m.expected, m.actual);
     if (!o.hint.empty()) out += fmt::format("      hint: {}\n", o.hint);
   }
+  for (auto& w : c.wrong) out += fmt::format("      {}\n", describe_wrong_element(w));
 }
 
 // Whether any size set was also timed on a vendor library.
@@ -46,6 +48,8 @@ std::string render_report_text(const RunRecord& r, bool color) {
     out += fmt::format("  {:<9} {} {}{}\n", to_string(s.id), paint(status, code, color), s.summary,
                        s.seconds > 0 ? fmt::format(" ({:.3f} s)", s.seconds) : "");
   }
+  if (r.verified_by == VerifiedBy::gpu) out += "  verified on a GPU\n";
+  if (r.verified_by == VerifiedBy::cpu_engine) out += "  verified on the CPU engine (not timed)\n";
   if (r.diagnostics.error_count() > 0 || r.diagnostics.warning_count() > 0) {
     SourceText src(r.source_name, r.source_text);
     out += "\n" + render_text(r.diagnostics, src, color);

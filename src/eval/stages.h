@@ -19,7 +19,15 @@
 
 namespace ptxforge::eval {
 
+// Where verify runs (`--device`): auto (the default) asks the GPU worker once and takes the CPU
+// engine where it answers that there is no GPU or driver; gpu never uses the engine (no GPU:
+// verify is skipped, NOT verified); cpu always does (docs/emu.md, section 1).
+enum class Device { automatic, gpu, cpu };
+std::string_view to_string(Device d);  // "auto", "gpu", "cpu"
+std::optional<Device> device_from_string(std::string_view s);
+
 struct RunOptions {
+  Device device = Device::automatic;
   bool held_back = true;   // --sizes all (default) or shown
   int seeds = 3;
   // The run's base seed (task/seeds.h): every input set of verify, time and the trivial check
@@ -53,6 +61,9 @@ struct StageContext {
   std::optional<gpu::Job> job;  // the verify job once verify has sent it; sanitize and time reuse it
   std::chrono::steady_clock::time_point run_started, stage_started;
   bool halt = false;  // stop the flow although the stage did not fail (verify where there is no GPU)
+  // The CPU engine verifies this run: `worker` is the engine's runner, and the stages after
+  // verify skip what needs a GPU (sanitize, time) or say what the engine did instead.
+  bool on_engine = false;
   // The GPU's facts and measured peaks, asked for once per pipeline (unset: not available).
   std::function<const Result<gpu::DeviceInfo>&()> device;
   std::function<const Result<gpu::DevicePeaks>&()> peaks;

@@ -16,7 +16,7 @@ std::string_view to_string(ValidationStatus s) {
 }
 
 ValidationStatus TaskValidation::status() const {
-  if (!run.gpu_verified) return no_gpu ? ValidationStatus::not_verified : ValidationStatus::failed;
+  if (run.verified_by == VerifiedBy::none) return no_gpu ? ValidationStatus::not_verified : ValidationStatus::failed;
   return ok() ? ValidationStatus::passed : ValidationStatus::failed;
 }
 
@@ -44,12 +44,13 @@ TrivialAudit audit_trivial_cases(const std::vector<gpu::CaseResult>& cases, cons
   return a;
 }
 
-TaskValidation validate_task(Pipeline& pipeline, const task::Task& t, bool time) {
+TaskValidation validate_task(Pipeline& pipeline, const task::Task& t, bool time, Device device) {
   TaskValidation v;
   RunOptions opts;
   opts.time = time;
+  opts.device = device;
   v.run = pipeline.run(t, t.dir + "/solution.ptx", opts);
-  if (!v.run.gpu_verified) {
+  if (v.run.verified_by == VerifiedBy::none) {
     const StageResult* verify = v.run.find_stage(StageId::verify);
     v.no_gpu = verify && verify->status == StageStatus::skipped;
     return v;

@@ -29,15 +29,15 @@ std::string_view to_string(ValidationStatus s);
 
 struct TaskValidation {
   RunRecord run, warm;
-  bool no_gpu = false;     // verify was skipped: there is no GPU here
+  bool no_gpu = false;     // verify was skipped: there is no GPU here (--device gpu) or the engine does not run it
   std::string error;       // the trivial-output audit could not run
   TrivialAudit audit;
   bool ok() const {
-    return run.passed && warm.gpu_verified && error.empty() && audit.holes.empty() && audit.disagreements.empty();
+    return run.passed && warm.verified_by != VerifiedBy::none && error.empty() && audit.holes.empty() && audit.disagreements.empty();
   }
   ValidationStatus status() const;
 };
 
-TaskValidation validate_task(Pipeline& pipeline, const task::Task& t, bool time);
+TaskValidation validate_task(Pipeline& pipeline, const task::Task& t, bool time, Device device = Device::automatic);
 
 }  // namespace ptxforge::eval

@@ -45,7 +45,12 @@ TEST(SuiteValidation, TheStatusFollowsTheRunTheAuditAndTheGpu) {
   v.no_gpu = false;
   EXPECT_EQ(v.status(), ValidationStatus::failed) << "verify failed on a GPU";
   v.run.gpu_verified = v.run.passed = v.warm.gpu_verified = true;
+  EXPECT_EQ(v.status(), ValidationStatus::failed) << "verified_by says who verified; gpu_verified alone is not read";
+  v.run.verified_by = v.warm.verified_by = VerifiedBy::gpu;
   EXPECT_EQ(v.status(), ValidationStatus::passed);
+  v.run.gpu_verified = v.warm.gpu_verified = false;
+  v.run.verified_by = v.warm.verified_by = VerifiedBy::cpu_engine;
+  EXPECT_EQ(v.status(), ValidationStatus::passed) << "a task validates on the CPU engine too";
   v.audit.holes.push_back("an output that is 'zeros' passes on all 2 size sets");
   EXPECT_EQ(v.status(), ValidationStatus::failed);
   v.audit.holes.clear();

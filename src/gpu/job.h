@@ -56,6 +56,13 @@ struct Job {
   // verify: the candidate is an instrumented copy (ptx/instrument.h) with this many u64
   // counters in its __ptxforge_executed array; they are read back after the last case.
   int executed_slots = 0;
+  // The CPU engine (emu-worker) reads PTX, not cubins: the candidate's and the reference's PTX
+  // files. `emu_budget` caps each launch at that many lane-instructions (a kernel that runs
+  // past it fails with FailureKind::budget, never with a verdict on its outputs).
+  std::string candidate_ptx;
+  std::string reference_ptx;
+  uint64_t emu_budget = kDefaultEmuBudget;
+  static constexpr uint64_t kDefaultEmuBudget = uint64_t{1} << 33;
 };
 
 struct Outcome {

@@ -11,7 +11,11 @@ constexpr std::pair<FailureKind, std::string_view> kFailureKinds[] = {
     {FailureKind::spec, "spec"},         {FailureKind::load, "load"},   {FailureKind::launch, "launch"},
     {FailureKind::fault, "fault"},       {FailureKind::oom, "oom"},     {FailureKind::library, "library"},
     {FailureKind::timeout, "timeout"},   {FailureKind::crash, "crash"}, {FailureKind::protocol, "protocol"},
-    {FailureKind::driver, "driver"}};
+    {FailureKind::driver, "driver"},     {FailureKind::unsupported, "unsupported"},
+    {FailureKind::race, "race"},         {FailureKind::uninitialized, "uninitialized"},
+    {FailureKind::misaligned, "misaligned"}, {FailureKind::barrier, "barrier"},
+    {FailureKind::warp_sync, "warp_sync"},   {FailureKind::budget, "budget"}};
+constexpr std::pair<Engine, std::string_view> kEngines[] = {{Engine::gpu, "gpu"}, {Engine::cpu, "cpu"}};
 constexpr std::pair<GuardMode, std::string_view> kGuardModes[] = {
     {GuardMode::vmm, "vmm"}, {GuardMode::canary, "canary"}, {GuardMode::exact, "exact"}};
 }  // namespace
@@ -37,6 +41,18 @@ std::string_view to_string(FailureKind k) {
 std::optional<FailureKind> failure_kind_from_string(std::string_view s) {
   for (auto& [kind, name] : kFailureKinds)
     if (name == s) return kind;
+  return std::nullopt;
+}
+
+std::string_view to_string(Engine e) {
+  for (auto& [engine, name] : kEngines)
+    if (engine == e) return name;
+  return "?";
+}
+
+std::optional<Engine> engine_from_string(std::string_view s) {
+  for (auto& [engine, name] : kEngines)
+    if (name == s) return engine;
   return std::nullopt;
 }
 

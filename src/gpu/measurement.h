@@ -3,6 +3,8 @@
 // JSON; the evaluation pipeline folds them into its result record.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,8 +18,16 @@ namespace ptxforge::gpu {
 // driver rejected a module), launch (a launch was refused), fault (the kernel faulted:
 // illegal address, trap, ...), oom, library (the vendor baseline failed), timeout (killed
 // after the wall-clock limit), crash (the worker died), protocol (the worker said something
-// unreadable), driver (no GPU or driver). JSON spells them as to_string does.
-enum class FailureKind { spec, load, launch, fault, oom, library, timeout, crash, protocol, driver };
+// unreadable), driver (no GPU or driver). The CPU engine's checks add: unsupported (a
+// construct the engine does not execute, or a job kind it does not answer: never a pass, never
+// a wrong fail), race, uninitialized (a value read from never-written memory decided a branch,
+// an address or an output), misaligned, barrier (a divergent .aligned barrier, a bad count, a
+// deadlock), warp_sync (a .sync collective's member mask broken), budget (the launch ran past
+// Job::emu_budget). JSON spells them as to_string does (the enumerator's name).
+enum class FailureKind {
+  spec, load, launch, fault, oom, library, timeout, crash, protocol, driver,
+  unsupported, race, uninitialized, misaligned, barrier, warp_sync, budget,
+};
 std::string_view to_string(FailureKind k);
 std::optional<FailureKind> failure_kind_from_string(std::string_view s);
 
@@ -29,6 +39,31 @@ std::optional<FailureKind> failure_kind_from_string(std::string_view s);
 enum class GuardMode { vmm, canary, exact };
 std::string_view to_string(GuardMode g);
 std::optional<GuardMode> guard_mode_from_string(std::string_view s);
+
+// A CTA and a thread of it, as %ctaid and %tid.
+struct EmuThread {
+  std::array<uint32_t, 3> cta{0, 0, 0}, thread{0, 0, 0};
+  bool operator==(const EmuThread&) const = default;
+};
+
+// What the CPU engine found, at the PTX line: a check id of docs/checks.md ("emu-race"), the
+// instruction's position in the candidate's PTX, the thread, the allocation and byte offset
+// involved, and for a race the other access. Plain data: gpu/ knows nothing of emu/.
+struct EmuFinding {
+  std::string check;  // "emu-race", "emu-oob", ...
+  uint32_t line = 0, col = 0;  // 0:0 when no instruction found it (a launch limit)
+  std::optional<EmuThread> thread;
+  std::string buffer;   // "" for none
+  uint64_t offset = 0;  // byte offset into `buffer`
+  struct Other {
+    uint32_t line = 0, col = 0;
+    EmuThread thread;
+    bool write = false;
+    bool operator==(const Other&) const = default;
+  };
+  std::optional<Other> other;  // a race's first access
+  bool operator==(const EmuFinding&) const = default;
+};
 
 struct Failure {
   FailureKind kind = FailureKind::crash;
@@ -43,6 +78,27 @@ struct Failure {
   std::string size_set = {};
   uint64_t seed = 0;
   std::vector<std::string> guarded = {};
+  // The CPU engine's finding that failed the case (its check, line, thread, buffer); a finding
+  // of an out-of-bounds access also sets out_of_bounds, with the buffer already named and
+  // `guarded` empty, so no locate job follows.
+  std::optional<EmuFinding> finding = {};
+};
+
+// One wrong element of an output, as the CPU engine reports it: where it is, what was expected
+// and what came out (as text, in the output's dtype), and who wrote it last.
+struct WrongElement {
+  std::string output;
+  uint64_t index = 0;                // flat element index
+  std::vector<int64_t> multi_index;  // from the task's shape of the output (empty without one)
+  std::string expected, actual;
+  bool never_written = false;  // no thread stored to it during the candidate's launches
+  struct Writer {
+    EmuThread thread;
+    uint32_t line = 0;  // the PTX line of the store
+    bool operator==(const Writer&) const = default;
+  };
+  std::optional<Writer> writer;  // the last writer (unset when never written or not tracked)
+  bool operator==(const WrongElement&) const = default;
 };
 
 struct CaseResult {
@@ -58,6 +114,10 @@ struct CaseResult {
   // A hash of the candidate's output bytes on seed 1 (0: not taken): the prove stage holds the
   // instrumented copy's outputs to the timed binary's on the same inputs.
   uint64_t output_digest = 0;
+  // The CPU engine: per output, its first wrong elements (up to kMaxWrongPerOutput each), with
+  // their last writers. Empty on the GPU (it tracks no writers) and when every element matched.
+  std::vector<WrongElement> wrong;
+  static constexpr size_t kMaxWrongPerOutput = 8;
 };
 
 struct TimingStats {
@@ -124,11 +184,30 @@ struct VerifyPhases {
   double compare_s = 0;    // downloads, guard and input checks, the comparison
 };
 
+// Which engine ran a verify job: a GPU through the worker, or the CPU engine (emu-worker).
+// JSON "engine": "gpu" / "cpu".
+enum class Engine { gpu, cpu };
+std::string_view to_string(Engine e);
+std::optional<Engine> engine_from_string(std::string_view s);
+
+// How often one PTX instruction of the candidate ran on the CPU engine, summed over a verify
+// job's cases: warp issues (at least one active lane) and lane executions. The prove stage maps
+// it to its instruction by line and column.
+struct InstructionCount {
+  uint32_t line = 0, col = 0;
+  std::string opcode;  // as written: "ld.global.nc.f32"
+  uint64_t warp_issues = 0, lane_executions = 0;
+  bool operator==(const InstructionCount&) const = default;
+};
+
 struct VerifyReport {
   std::vector<CaseResult> cases;
   double seconds = 0;  // wall time of the whole verify job in the worker
   VerifyPhases phases;
   std::vector<uint64_t> executed;  // the instrumented copy's counters (Job::executed_slots), summed over every case
+  // Last, so that aggregate initialisers of the fields above keep their meaning.
+  Engine engine = Engine::gpu;           // which engine verified
+  std::vector<InstructionCount> counts;  // the CPU engine's per-instruction counts (empty on a GPU)
   bool pass() const {
     for (auto& c : cases)
       if (!c.pass) return false;

@@ -16,6 +16,14 @@ void from_json(const nlohmann::json& j, LaunchSpec& s);
 }  // namespace ptxforge::task
 
 namespace ptxforge::gpu {
+void to_json(nlohmann::json& j, const EmuThread& t);
+void from_json(const nlohmann::json& j, EmuThread& t);
+void to_json(nlohmann::json& j, const EmuFinding& f);
+void from_json(const nlohmann::json& j, EmuFinding& f);
+void to_json(nlohmann::json& j, const WrongElement& w);
+void from_json(const nlohmann::json& j, WrongElement& w);
+void to_json(nlohmann::json& j, const InstructionCount& c);
+void from_json(const nlohmann::json& j, InstructionCount& c);
 void to_json(nlohmann::json& j, const Failure& f);
 void from_json(const nlohmann::json& j, Failure& f);
 void to_json(nlohmann::json& j, const DeviceInfo& d);

@@ -156,6 +156,67 @@ std::optional<JobKind> job_kind_from_string(std::string_view s) {
   return std::nullopt;
 }
 
+static json dim3_json(const std::array<uint32_t, 3>& d) { return json::array({d[0], d[1], d[2]}); }
+static std::array<uint32_t, 3> dim3_of(const json& j) {
+  if (!j.is_array() || j.size() != 3) throw std::runtime_error("a thread or CTA index is not three numbers: " + j.dump());
+  return {j[0].get<uint32_t>(), j[1].get<uint32_t>(), j[2].get<uint32_t>()};
+}
+void to_json(json& j, const EmuThread& t) { j = {{"cta", dim3_json(t.cta)}, {"thread", dim3_json(t.thread)}}; }
+void from_json(const json& j, EmuThread& t) {
+  t.cta = dim3_of(j.at("cta"));
+  t.thread = dim3_of(j.at("thread"));
+}
+void to_json(json& j, const EmuFinding& f) {
+  j = {{"check", f.check}, {"line", f.line}, {"col", f.col}};
+  if (f.thread) j["thread"] = *f.thread;
+  if (!f.buffer.empty()) {
+    j["buffer"] = f.buffer;
+    j["offset"] = f.offset;
+  }
+  if (f.other)
+    j["other"] = {{"line", f.other->line}, {"col", f.other->col}, {"thread", f.other->thread}, {"write", f.other->write}};
+}
+void from_json(const json& j, EmuFinding& f) {
+  f.check = j.at("check");
+  f.line = j.value("line", 0u);
+  f.col = j.value("col", 0u);
+  if (j.contains("thread")) f.thread = j.at("thread").get<EmuThread>();
+  f.buffer = j.value("buffer", "");
+  f.offset = j.value("offset", uint64_t{0});
+  if (j.contains("other")) {
+    const json& o = j.at("other");
+    f.other = EmuFinding::Other{o.value("line", 0u), o.value("col", 0u), o.at("thread").get<EmuThread>(),
+                                o.value("write", false)};
+  }
+}
+void to_json(json& j, const WrongElement& w) {
+  j = {{"output", w.output}, {"index", w.index}, {"expected", w.expected}, {"actual", w.actual}};
+  if (!w.multi_index.empty()) j["multi_index"] = w.multi_index;
+  if (w.never_written) j["never_written"] = true;
+  if (w.writer) j["writer"] = {{"thread", w.writer->thread}, {"line", w.writer->line}};
+}
+void from_json(const json& j, WrongElement& w) {
+  w.output = j.at("output");
+  w.index = j.at("index");
+  w.expected = j.at("expected");
+  w.actual = j.at("actual");
+  w.multi_index = j.value("multi_index", std::vector<int64_t>{});
+  w.never_written = j.value("never_written", false);
+  if (j.contains("writer"))
+    w.writer = WrongElement::Writer{j.at("writer").at("thread").get<EmuThread>(), j.at("writer").value("line", 0u)};
+}
+void to_json(json& j, const InstructionCount& c) {
+  j = {{"line", c.line}, {"col", c.col}, {"opcode", c.opcode}, {"warp_issues", c.warp_issues},
+       {"lane_executions", c.lane_executions}};
+}
+void from_json(const json& j, InstructionCount& c) {
+  c.line = j.at("line");
+  c.col = j.value("col", 0u);
+  c.opcode = j.value("opcode", "");
+  c.warp_issues = j.at("warp_issues");
+  c.lane_executions = j.at("lane_executions");
+}
+
 void to_json(json& j, const Failure& f) {
   j = {{"kind", std::string(to_string(f.kind))}, {"message", f.message}, {"where", f.where}};
   if (f.held_back) j["held_back"] = true;  // `where` names a held-back size set
@@ -165,6 +226,7 @@ void to_json(json& j, const Failure& f) {
     j["seed"] = f.seed;
     j["guarded"] = f.guarded;
   }
+  if (f.finding) j["finding"] = *f.finding;
 }
 void from_json(const json& j, Failure& f) {
   std::string kind = j.at("kind");
@@ -178,6 +240,7 @@ void from_json(const json& j, Failure& f) {
   f.size_set = j.value("size_set", "");
   f.seed = j.value("seed", uint64_t{0});
   f.guarded = j.value("guarded", std::vector<std::string>{});
+  if (j.contains("finding")) f.finding = j.at("finding").get<EmuFinding>();
 }
 void to_json(json& j, const DeviceInfo& d) {
   j = {{"name", d.name},
@@ -232,6 +295,7 @@ void to_json(json& j, const CaseResult& c) {
        {"seed_index", c.seed_index}, {"pass", c.pass},         {"outputs", c.outputs}, {"problems", c.problems}};
   if (!c.executed.empty()) j["executed"] = c.executed;
   if (c.output_digest) j["output_digest"] = seed_json(c.output_digest);
+  if (!c.wrong.empty()) j["wrong"] = c.wrong;
 }
 void from_json(const json& j, CaseResult& c) {
   c.trivial = j.value("trivial", "");
@@ -244,6 +308,7 @@ void from_json(const json& j, CaseResult& c) {
   c.problems = j.at("problems").get<std::vector<std::string>>();
   c.executed = j.value("executed", std::vector<uint64_t>{});
   c.output_digest = j.contains("output_digest") ? seed_from(j.at("output_digest")) : 0;
+  c.wrong = j.value("wrong", std::vector<WrongElement>{});
 }
 void to_json(json& j, const TimingStats& t) {
   j = {{"trials", t.trials}, {"min_ms", t.min_ms}, {"median_ms", t.median_ms}, {"mean_ms", t.mean_ms}, {"stdev_ms", t.stdev_ms}};
@@ -314,6 +379,8 @@ void to_json(json& j, const VerifyReport& r) {
          {"candidate_s", r.phases.candidate_s},
          {"compare_s", r.phases.compare_s}}}};
   if (!r.executed.empty()) j["executed"] = r.executed;
+  j["engine"] = std::string(to_string(r.engine));
+  if (!r.counts.empty()) j["counts"] = r.counts;
 }
 void from_json(const json& j, VerifyReport& r) {
   r.cases = j.at("cases").get<std::vector<CaseResult>>();
@@ -323,6 +390,11 @@ void from_json(const json& j, VerifyReport& r) {
     const json& p = j.at("phases");
     r.phases = {p.at("inputs_s"), p.at("reference_s"), p.at("candidate_s"), p.at("compare_s")};
   }
+  std::string engine = j.value("engine", "gpu");  // reports from before the CPU engine came from a GPU
+  auto e = engine_from_string(engine);
+  if (!e) throw std::runtime_error(fmt::format("unknown engine '{}'", engine));
+  r.engine = *e;
+  r.counts = j.value("counts", std::vector<InstructionCount>{});
 }
 void to_json(json& j, const TimeReport& r) {
   j = {{"sizes", r.sizes},
@@ -358,6 +430,9 @@ std::string encode_job(const Job& job) {
   if (job.placement != Placement::guarded) j["placement"] = std::string(to_string(job.placement));
   if (!job.size_sets.empty()) j["size_sets"] = job.size_sets;
   if (job.executed_slots > 0) j["executed_slots"] = job.executed_slots;
+  if (!job.candidate_ptx.empty()) j["candidate_ptx"] = job.candidate_ptx;
+  if (!job.reference_ptx.empty()) j["reference_ptx"] = job.reference_ptx;
+  if (job.emu_budget != Job::kDefaultEmuBudget) j["emu_budget"] = seed_json(job.emu_budget);
   if (job.kind == JobKind::locate) j["locate"] = {{"size_set", job.locate_set}, {"seed", job.locate_seed}, {"open", job.open_buffer}};
   return j.dump();
 }
@@ -387,6 +462,16 @@ Result<Job> decode_job(std::string_view line) {
     job.size_sets = j.value("size_sets", std::vector<std::string>{});
     job.executed_slots = j.value("executed_slots", 0);
     if (job.executed_slots < 0 || job.executed_slots > 1024) return Error{"bad job: executed_slots out of range"};
+    job.candidate_ptx = j.value("candidate_ptx", "");
+    job.reference_ptx = j.value("reference_ptx", "");
+    if (j.contains("emu_budget")) {  // a decimal string: all 64 bits survive
+      try {
+        job.emu_budget = seed_from(j.at("emu_budget"));
+      } catch (const std::exception&) {
+        return Error{"bad job: emu_budget is not a whole number of lane-instructions"};
+      }
+    }
+    if (job.emu_budget == 0) return Error{"bad job: emu_budget must be above zero"};
     if (j.contains("locate")) {
       job.locate_set = j["locate"].value("size_set", "");
       job.locate_seed = j["locate"].value("seed", uint64_t{0});

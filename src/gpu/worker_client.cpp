@@ -33,6 +33,7 @@ std::string describe_status(int status) {
 }  // namespace
 
 std::vector<std::string> default_worker_argv() { return {executable_path(), "worker"}; }
+std::vector<std::string> emu_worker_argv() { return {executable_path(), "emu-worker"}; }
 std::vector<std::string> worker_argv_for_gpu(int ordinal) {
   if (ordinal == 0) return default_worker_argv();
   return {executable_path(), "worker", "--device", std::to_string(ordinal)};

@@ -69,6 +69,9 @@ class WorkerClient : public JobRunner {
 // worker on that GPU (`worker --device N`).
 std::vector<std::string> default_worker_argv();
 std::vector<std::string> worker_argv_for_gpu(int ordinal);
+// argv for the CPU engine's process (docs/emu.md): this binary with the `emu-worker` subcommand.
+// It speaks the same protocol, so a WorkerClient on it gives the same restarts and limits.
+std::vector<std::string> emu_worker_argv();
 
 // The GPU's facts, from the worker: the parent never loads the driver itself. Without a GPU
 // the error says what is missing (the worker's "no CUDA driver: ...").

@@ -15,7 +15,7 @@ namespace {
 using Keys = std::vector<std::string_view>;
 
 const Keys kTop = {"name",      "level",     "description", "tags",     "entry",     "min_target",
-                   "time_budget_s", "required_instructions", "sanitize_sizes", "param", "sizes", "reference",
+                   "time_budget_s", "required_instructions", "sanitize_sizes", "cpu_sizes", "param", "sizes", "reference",
                    "tolerance", "roofline",  "baseline", "min_executed", "min_work", "device_heap_bytes"};
 const Keys kBuffer = {"name", "kind", "dtype", "count", "role", "init", "shape"};
 const Keys kScalar = {"name", "kind", "dtype", "value"};

@@ -422,6 +422,34 @@ void read_device_heap(Reader& r, const toml::table& root, Task& task) {
   task.device_heap_bytes = static_cast<uint64_t>(*v);
 }
 
+// sanitize_sizes, cpu_sizes: a list of [[sizes]] names; a name that is no size set is an
+// error at load (a typo would otherwise fall back to the default sets unseen).
+std::vector<std::string> size_set_names(Reader& r, const toml::table& root, const Task& task, std::string_view key) {
+  std::vector<std::string> out;
+  const toml::node* node = root.get(key);
+  if (!node) return out;
+  const toml::array* sets = node->as_array();
+  if (!sets) {
+    r.error(node, fmt::format("{} is a list of size-set names, e.g. [\"small\"]", key));
+    return out;
+  }
+  std::vector<std::string_view> names;
+  for (auto& s : task.sizes) names.push_back(s.name);
+  for (auto& v : *sets) {
+    auto name = v.value<std::string>();
+    if (!name) {
+      r.error(&v, fmt::format("{} lists size-set names (strings)", key));
+    } else if (std::find(names.begin(), names.end(), *name) == names.end()) {
+      std::string guess = closest_match(*name, names);
+      r.error(&v, fmt::format("{} names '{}', which is not a size set{}", key, *name,
+                              guess.empty() ? "" : fmt::format("; did you mean '{}'?", guess)));
+    } else if (std::find(out.begin(), out.end(), *name) == out.end()) {
+      out.push_back(*name);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<Task> parse_task(std::string_view text, const std::string& file_name, const std::string& dir) {
@@ -565,24 +593,8 @@ Result<Task> parse_task(std::string_view text, const std::string& file_name, con
         r.error(!problem.key.empty() && b->get(problem.key) ? b->get(problem.key) : b->get("library"), problem.message);
     task.baseline = base;
   }
-  if (const toml::array* sets = root["sanitize_sizes"].as_array()) {
-    std::vector<std::string_view> names;
-    for (auto& s : task.sizes) names.push_back(s.name);
-    for (auto& v : *sets) {
-      auto name = v.value<std::string>();
-      if (!name) {
-        r.error(&v, "sanitize_sizes lists size-set names (strings)");
-      } else if (std::find(names.begin(), names.end(), *name) == names.end()) {
-        std::string guess = closest_match(*name, names);
-        r.error(&v, fmt::format("sanitize_sizes names '{}', which is not a size set{}", *name,
-                                guess.empty() ? "" : fmt::format("; did you mean '{}'?", guess)));
-      } else {
-        task.sanitize_sizes.push_back(*name);
-      }
-    }
-  } else if (root["sanitize_sizes"]) {
-    r.error(root.get("sanitize_sizes"), "sanitize_sizes is a list of size-set names, e.g. [\"small\"]");
-  }
+  task.sanitize_sizes = size_set_names(r, root, task, "sanitize_sizes");
+  task.cpu_sizes = size_set_names(r, root, task, "cpu_sizes");
   bool has_output = false;
   for (auto& p : task.params) has_output = has_output || p.is_output();
   if (!task.params.empty() && !has_output && !diags.has_errors()) diags.error(top, "the task has no output buffer (role out or inout)", "task");

@@ -99,6 +99,11 @@ struct Task {
   // empty: each tool's default (docs/task-format.md). Under racecheck a kernel runs hundreds
   // of times slower, so a compute-heavy task names a small set where its pipeline still turns.
   std::vector<std::string> sanitize_sizes;
+  // The size sets the CPU engine verifies on, when the task names them (cpu_sizes); empty: the
+  // default of docs/task-format.md (every set whose buffers total at most 4 MiB, else the
+  // smallest shown one). An interpreter runs a kernel some thousand times slower than a GPU,
+  // so a task names sets small enough to run in a second yet with its tails and odd shapes.
+  std::vector<std::string> cpu_sizes;
   // [roofline] (required): the bytes a kernel must move and the flops it must do, for
   // "fraction of peak" in reports and for the physical-limit gate of the time stage. Both
   // are set once a task has loaded; bytes evaluate above zero on every size set.

@@ -8,39 +8,6 @@ namespace ptxforge::gpu::detail {
 
 using task::Param;
 
-namespace {
-
-HostCase make_host_case(const Loaded& L, const task::SizeSet& set, uint64_t seed, const std::string& where) {
-  HostCase h;
-  h.symbols = set.values;
-  for (size_t i = 0; i < L.task.params.size(); ++i) {
-    const Param& p = L.task.params[i];
-    if (p.kind == Param::buffer) {
-      auto n = p.count.evaluate_int(h.symbols);
-      if (!n) abort_with(FailureKind::spec, fmt::format("count of '{}': {}", p.name, n.error().message), where);
-      h.counts[p.name] = static_cast<size_t>(*n);
-      if (p.role != task::Role::out) {
-        auto& bytes = h.in[p.name];
-        bytes.resize(static_cast<size_t>(*n) * task::dtype_size(p.dtype));
-        task::fill_input(bytes.data(), p.dtype, static_cast<size_t>(*n), L.task.init_for(set, p), seed, i);
-      }
-      for (auto& e : p.shape) {
-        auto v = e.evaluate_int(h.symbols);
-        if (v) h.shapes[p.name].push_back(*v);
-      }
-    } else if (p.kind == Param::scalar) {
-      auto v = p.value.evaluate(h.symbols);
-      if (!v) abort_with(FailureKind::spec, fmt::format("value of '{}': {}", p.name, v.error().message), where);
-      std::array<uint8_t, 8> b{};
-      task::store_element(b.data(), p.dtype, 0, v->as_double());
-      h.scalars[p.name] = b;
-    }
-  }
-  return h;
-}
-
-}  // namespace
-
 std::map<std::string, CUdeviceptr> plain_buffers(const Driver& d, const Loaded& L, const HostCase& h, Allocations& mem,
                                                  const std::string& where) {
   std::map<std::string, CUdeviceptr> bufs;
@@ -96,7 +63,9 @@ std::shared_ptr<CachedCase> cached_case(Executor::State& s, const Loaded& L, con
   } else {
     c = std::make_shared<CachedCase>();
     PhaseTimer t(s.phases.inputs_s);
-    c->h = make_host_case(L, set, seed, where);
+    auto h = task::make_host_case(L.task, set, seed);
+    if (!h) abort_with(FailureKind::spec, h.error().message, where);
+    c->h = std::move(*h);
     size_t bytes = 0;
     for (auto& [n, v] : c->h.in) bytes += v.size();
     if (s.case_bytes + bytes > kCacheLimit) {

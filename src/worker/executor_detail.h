@@ -25,6 +25,7 @@
 
 #include <fmt/format.h>
 
+#include "util/phase_timer.h"
 #include "worker/driver.h"
 #include "worker/executor.h"
 #include "worker/guarded_memory_cuda.h"
@@ -32,6 +33,7 @@
 #include "worker/vendor/library_baseline.h"
 #include "worker/trial_check.h"
 #include "task/buffers.h"
+#include "task/host_case.h"
 #include "task/launch_spec.h"
 
 namespace ptxforge::gpu {
@@ -95,22 +97,8 @@ struct Executor::State {
 
 namespace detail {
 
-inline double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-// Adds the wall time of its scope to one phase's total (VerifyPhases), exception or not.
-class PhaseTimer {
- public:
-  explicit PhaseTimer(double& total) : total_(total), t0_(now_s()) {}
-  ~PhaseTimer() { total_ += now_s() - t0_; }
-  PhaseTimer(const PhaseTimer&) = delete;
-  PhaseTimer& operator=(const PhaseTimer&) = delete;
-
- private:
-  double& total_;
-  double t0_;
-};
+using ptxforge::now_s;
+using ptxforge::PhaseTimer;
 
 // ---- executor_launch.cpp: failures, device memory, modules, launches ----------------------------
 
@@ -200,14 +188,8 @@ void load(const Driver& d, const Job& job, Loaded& L);
 
 // ---- executor_cases.cpp: a case's inputs and the reference's outputs ----------------------------
 
-// The host side of one (size set, seed): element counts, input bytes, scalar bytes.
-struct HostCase {
-  task::Bindings symbols;
-  std::map<std::string, size_t> counts;       // buffer and scratch elements
-  std::map<std::string, task::HostBytes> in;  // initial contents of in/inout buffers
-  std::map<std::string, std::array<uint8_t, 8>> scalars;
-  std::map<std::string, std::vector<int64_t>> shapes;
-};
+// The host side of one (size set, seed), shared with the CPU engine (task/host_case.h).
+using task::HostCase;
 
 // Kernel arguments: storage that outlives the launch, and the pointer array cuLaunchKernelEx takes.
 struct ArgPack {

@@ -16,7 +16,20 @@ description. run.sh calls this file; it has three modes:
                               kernel not expected to fail at check or assemble, and `ptxforge
                               run` (which checks and assembles, then stops for want of a GPU)
                               gives each kernel the verdict its expectation implies there.
+  cpu <ptxforge> [name...]    the same candidates through the CPU engine (`run --device cpu
+                              --no-time`, no GPU needed): a kernel the GPU fails at verify or
+                              sanitize must fail verify here (its `cpu_reason`, else its
+                              `reason`), one that fails at check or assemble fails there too,
+                              every level-1 solution passes; timing-only cheats (stage time or
+                              honest), proofs (prove) and kernels whose `cpu_na` says why are
+                              listed as not applicable, and so is a kernel the engine refuses as
+                              unsupported (never a pass).
   judge <records.json> <candidate=name>...   judge saved `run --json` output (tests the parser).
+
+expect.toml's optional keys for the CPU engine: `cpu_reason` (a regex for the verify summary when
+the engine words the same failure differently), `cpu_na` (why the kernel does not apply there) and
+`cpu_only = true` (a defect only the engine's checks can see, such as a race that gives the right
+answer: on a GPU its verdict is shown, not asserted).
 """
 import json
 import os
@@ -36,6 +49,7 @@ STAGES = ("check", "assemble", "verify", "sanitize", "time", "prove")
 HONEST = "honest"
 HONEST_LIMIT = 2.0
 KEYS = {"task", "class", "stage", "reason", "options", "description"}
+OPTIONAL_KEYS = {"cpu_reason", "cpu_na", "cpu_only"}
 
 
 class Kernel:
@@ -46,7 +60,7 @@ class Kernel:
         self.path = cu if os.path.isfile(cu) else os.path.join(HERE, name, "kernel.ptx")
         with open(os.path.join(HERE, name, "expect.toml"), "rb") as f:
             e = tomllib.load(f)
-        unknown = set(e) - KEYS
+        unknown = set(e) - KEYS - OPTIONAL_KEYS
         missing = KEYS - set(e)
         if unknown or missing:
             raise SystemExit(f"{name}/expect.toml: unknown keys {sorted(unknown)}, missing keys {sorted(missing)}")
@@ -60,6 +74,9 @@ class Kernel:
         self.options = list(e["options"])
         self.cls = e["class"]
         self.description = e["description"]
+        self.cpu_reason = re.compile(e["cpu_reason"]) if "cpu_reason" in e else self.reason
+        self.cpu_na = e.get("cpu_na", "")
+        self.cpu_only = bool(e.get("cpu_only", False))
         if not os.path.isfile(self.path):
             raise SystemExit(f"{name}: kernel.ptx (or kernel.cu) is missing")
 
@@ -92,6 +109,9 @@ def judge_kernel(kernel, record):
     if record is None:
         return "-", "no run record (the run printed no JSON for it)", False, "missing"
     failed = failing_stage(record)
+    if kernel.cpu_only:
+        # What the GPU makes of a defect only the CPU engine can see: shown, not judged.
+        return "gpu", "cpu only; on the GPU: " + (f"{failed[0]}: {failed[1]}" if failed else record.get("verdict", "")), True, ""
     if HONEST in kernel.stages:
         return judge_honest(record, failed)
     if failed is None:
@@ -181,7 +201,9 @@ def level1_tasks():
 
 def mode_gpu(ptxforge, names):
     kernels = load_kernels(names)
-    rc, records, err = run_ptxforge(ptxforge, ["--no-time", "level1/vector_add", solution_path("level1/vector_add")], 600)
+    # --device gpu throughout: without a GPU this mode skips; it never falls back to the CPU engine.
+    rc, records, err = run_ptxforge(ptxforge, ["--device", "gpu", "--no-time", "level1/vector_add",
+                                               solution_path("level1/vector_add")], 600)
     if records and not_on_gpu(records[0]):
         print("no GPU: skipping (the vector_add solution was NOT verified on a GPU)")
         return 77
@@ -200,10 +222,12 @@ def mode_gpu(ptxforge, names):
     for (task, options), members in groups.items():
         paths = [m.path if kind == "kernel" else solution_path(m) for kind, m in members]
         started = time.monotonic()
-        rc, records, err = run_ptxforge(ptxforge, list(options) + [task] + paths, 3600)
-        # Progress on stderr as each group ends, so a run cut short still says how far it got.
+        rc, records, err = run_ptxforge(ptxforge, ["--device", "gpu"] + list(options) + [task] + paths, 3600)
+        # Progress on stderr as each group ends, with each candidate's verdict, so a run cut
+        # short still says what it saw (the table comes only at the end).
         print(f"{task} {' '.join(options)}: {len(members)} candidates in {time.monotonic() - started:.0f} s",
               file=sys.stderr, flush=True)
+        first_row = len(rows)
         by_path = {r.get("candidate"): r for r in records or []}
         if records is None or rc not in (0, 1):
             print(f"warning: `ptxforge run {' '.join(options)} {task} ...` exited {rc}: {err.strip()[-400:]}")
@@ -215,6 +239,9 @@ def mode_gpu(ptxforge, names):
             else:
                 stage, reason, ok, note = judge_solution(rec)
                 rows.append((f"solution {m}", stage, reason, ok, note))
+        for name, stage, reason, ok, _ in rows[first_row:]:
+            print(f"  {name}: {stage}, {'as expected' if ok else 'NOT AS EXPECTED'}: {reason[:160]}",
+                  file=sys.stderr, flush=True)
     bad = print_table(rows)
     print(f"\n{len(rows) - bad} of {len(rows)} as expected")
     return 1 if bad else 0
@@ -250,7 +277,9 @@ def mode_static(ptxforge, names):
             continue
         # Without a GPU, `run` checks and assembles, then stops at verify ("NOT verified"); a GPU
         # that is there is hidden, so this stays a static test everywhere.
-        rc, records, err = run_ptxforge(ptxforge, ["--arch", "sm_90a", "--no-time", k.task, k.path], 600, env=no_gpu)
+        # --device gpu: the GPU path with no GPU (the CPU engine's verdicts are the cpu mode's).
+        rc, records, err = run_ptxforge(ptxforge, ["--device", "gpu", "--arch", "sm_90a", "--no-time", k.task, k.path], 600,
+                                        env=no_gpu)
         rec = records[0] if records else None
         if rec is None:
             rows.append((k.name, "-", err, False, f"ptxforge run exited {rc} without JSON"))
@@ -272,6 +301,81 @@ def mode_static(ptxforge, names):
     return 1 if bad else 0
 
 
+def cpu_expectation(k):
+    """("n/a", why) or (the stages any of which the engine must fail, regex) for one kernel."""
+    if k.cpu_na:
+        return "n/a", k.cpu_na
+    # The engine's checks (bounds, init bits, races) run in verify: a sanitizer's finding is
+    # verify's there. It neither times nor proves.
+    stages = {"verify" if s == "sanitize" else s for s in k.stages if s in ("check", "assemble", "verify", "sanitize")}
+    if not stages:
+        return "n/a", "a timing or proof check: the CPU engine neither times nor proves"
+    return stages, (k.cpu_reason if "verify" in stages else k.reason)
+
+
+def unsupported_on_engine(record):
+    for s in record.get("stages", []):
+        if s.get("name") == "verify" and s.get("status") == "skipped" and "not supported by the CPU engine" in s.get("summary", ""):
+            return s.get("summary", "")
+    return None
+
+
+def mode_cpu(ptxforge, names):
+    kernels = load_kernels(names)
+    groups, rows = {}, []
+    for k in kernels:
+        want = cpu_expectation(k)
+        if want[0] == "n/a":
+            rows.append((k.name, "n/a", want[1], True, ""))
+            continue
+        # The engine has no sanitizer stage (its checks run in verify) and never times.
+        options = [o for o in k.options if o not in ("--sanitize", "--no-time")]
+        groups.setdefault((k.task, tuple(options)), []).append(("kernel", k, want))
+    if not names:
+        for task in level1_tasks():
+            groups.setdefault((task, ()), []).append(("solution", task, None))
+    na_unsupported = 0
+    for (task, options), members in groups.items():
+        paths = [m.path if kind == "kernel" else solution_path(m) for kind, m, _ in members]
+        started = time.monotonic()
+        rc, records, err = run_ptxforge(ptxforge, ["--device", "cpu", "--no-time"] + list(options) + [task] + paths, 1800)
+        print(f"{task} {' '.join(options)}: {len(members)} candidates in {time.monotonic() - started:.0f} s",
+              file=sys.stderr, flush=True)
+        by_path = {r.get("candidate"): r for r in records or []}
+        if records is None or rc not in (0, 1):
+            print(f"warning: `ptxforge run --device cpu {' '.join(options)} {task} ...` exited {rc}: {err.strip()[-400:]}")
+        for (kind, m, want), path in zip(members, paths):
+            rec = by_path.get(path)
+            if kind == "solution":
+                stage, reason, ok, note = judge_solution(rec)
+                if ok and rec.get("verified_by") != "cpu_engine":
+                    ok, note = False, f"verified_by is '{rec.get('verified_by')}', want cpu_engine"
+                rows.append((f"solution {m}", stage, reason, ok, note))
+                continue
+            if rec is None:
+                rows.append((m.name, "-", "no run record", False, "missing"))
+                continue
+            unsupported = unsupported_on_engine(rec)
+            if unsupported:
+                na_unsupported += 1
+                rows.append((m.name, "n/a", unsupported, True, ""))
+                continue
+            failed = failing_stage(rec)
+            if failed is None:
+                rows.append((m.name, "passed", rec.get("verdict", ""), False, "PASSED on the CPU engine"))
+            elif failed[0] not in want[0]:
+                rows.append((m.name, failed[0], failed[1], False, f"want stage {'/'.join(sorted(want[0]))}"))
+            elif not want[1].search(failed[1]):
+                rows.append((m.name, failed[0], failed[1], False, f"want /{want[1].pattern}/ (cpu_reason)"))
+            else:
+                rows.append((m.name, failed[0], failed[1], True, ""))
+    bad = print_table(rows)
+    na = sum(1 for r in rows if r[1] == "n/a")
+    print(f"\n{len(rows) - bad} of {len(rows)} as expected ({na} not applicable on the CPU engine, "
+          f"{na_unsupported} of them refused as unsupported)")
+    return 1 if bad else 0
+
+
 def mode_judge(records_path, pairs):
     with open(records_path) as f:
         records = json.load(f)
@@ -289,7 +393,7 @@ def mode_judge(records_path, pairs):
 
 
 def main(argv):
-    usage = "usage: adversarial.py gpu|static <ptxforge> [name...] | judge <records.json> <candidate=name>..."
+    usage = "usage: adversarial.py gpu|static|cpu <ptxforge> [name...] | judge <records.json> <candidate=name>..."
     if len(argv) < 2:
         print(usage, file=sys.stderr)
         return 2
@@ -298,6 +402,8 @@ def main(argv):
         return mode_gpu(arg, rest)
     if mode == "static":
         return mode_static(arg, rest)
+    if mode == "cpu":
+        return mode_cpu(arg, rest)
     if mode == "judge":
         return mode_judge(arg, rest)
     print(usage, file=sys.stderr)

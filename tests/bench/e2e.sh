@@ -22,6 +22,7 @@ check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
 "$here/write_bench.sh" "$tmp" e2e <<'RUN'
 time = false       # verdicts only: timings would differ from run to run on a GPU
 sanitize = false
+device = "gpu"     # the mechanics without a GPU: verify stops at "no GPU" (bench.example runs the CPU engine)
 RUN
 
 reports() {  # bench folder -> its reports next to it

@@ -10,6 +10,7 @@ tmp=$(mktemp -d)
 "$here/write_bench.sh" "$tmp" gpu <<'RUN'
 sanitize = false   # compute-sanitizer on each of 16 kernels would take most of the run
 profile = true
+device = "gpu"     # never the CPU engine: without a GPU this skips
 RUN
 export PTXFORGE_CACHE_DIR=$tmp/cache
 t0=$(date +%s.%N)

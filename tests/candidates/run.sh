@@ -10,7 +10,7 @@ set -u
 ptxforge=$1; dir=$2
 fail=0
 for f in "$dir"/*.cu "$dir"/*.ptx; do
-  out=$("$ptxforge" run --no-time vector_add "$f" 2>&1); rc=$?
+  out=$("$ptxforge" run --device gpu --no-time vector_add "$f" 2>&1); rc=$?
   if grep -q "NOT verified on a GPU" <<<"$out"; then echo "no GPU: skipping"; exit 77; fi
   if ((rc == 0)); then echo "ok   $(basename "$f"): $(grep '^verdict' <<<"$out")"
   else echo "FAIL $(basename "$f") (exit $rc):"; echo "$out"; fail=1; fi

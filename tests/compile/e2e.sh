@@ -5,7 +5,7 @@
 set -u
 ptxforge=$1; here=$2
 out=$(mktemp -d)/session
-"$ptxforge" compile vector_add --model "cmd:$here/model.sh" --out "$out" --no-cache --knowledge none > "$out.log" 2>&1
+"$ptxforge" compile vector_add --device gpu --model "cmd:$here/model.sh" --out "$out" --no-cache --knowledge none > "$out.log" 2>&1
 rc=$?
 cat "$out.log"
 if grep -q "NOT verified on a GPU" "$out.log"; then echo "no GPU: skipping"; exit 77; fi

@@ -40,7 +40,8 @@ sol = open(sys.argv[1]).read()
 broken = sol.replace("ret;", "mov.u32 %undeclared, 0; ret;", 1)
 json.dump({"replies": [f"```ptx\n{broken}```\n", f"```ptx\n{sol}```\n"]}, open(sys.argv[2], "w"))
 PY
-"$ptxforge" compile vector_add --model "replay:$tmp/replay.json" --rounds 2 --out "$tmp/sessions/s1" --no-sanitize >/dev/null 2>&1
+# --device gpu: these checks are about sessions that stop at assemble for want of a GPU.
+"$ptxforge" compile vector_add --model "replay:$tmp/replay.json" --rounds 2 --out "$tmp/sessions/s1" --no-sanitize --device gpu >/dev/null 2>&1
 "$ptxforge" data fixit "$tmp/sessions" -o "$tmp/fixit.jsonl" 2>"$tmp/fixit.log"
 cat "$tmp/fixit.log"
 check "fixit: one repair pair from the replayed session" "(( \$(wc -l <'$tmp/fixit.jsonl') == 1 ))"
@@ -53,7 +54,7 @@ import json, sys
 replies = json.load(open(sys.argv[1]))["replies"]
 json.dump({"replies": [replies[0]]}, open(sys.argv[2], "w"))
 PY
-"$ptxforge" compile vector_add --model "replay:$tmp/broken.json" --rounds 1 --out "$tmp/failed/f1" --no-sanitize >/dev/null 2>&1
+"$ptxforge" compile vector_add --model "replay:$tmp/broken.json" --rounds 1 --out "$tmp/failed/f1" --no-sanitize --device gpu >/dev/null 2>&1
 export BENCH_MODEL_LOG=$tmp/fixer-calls.log
 fixer="cmd:$root/tests/bench/model.sh good"
 "$ptxforge" fixit --model "$fixer" --out "$tmp/repairs" "$tmp/failed" -o "$tmp/repairs-strict.jsonl" 2>"$tmp/fixit-model.log"

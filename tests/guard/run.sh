@@ -7,7 +7,7 @@
 set -u
 ptxforge=$1; dir=$2; task=${3:-vector_add}
 solution="$dir/../../tasks/level1/$task/solution.ptx"
-out=$("$ptxforge" run --no-time "$task" "$solution" 2>&1)
+out=$("$ptxforge" run --device gpu --no-time "$task" "$solution" 2>&1)
 if grep -q "NOT verified on a GPU" <<<"$out"; then echo "no GPU: skipping"; exit 77; fi
 fail=0
 json=$("$ptxforge" run --no-time --json "$task" "$solution" 2>&1)

@@ -77,7 +77,7 @@ for i in "${!labels[@]}"; do
     } >"$tmp/launch$i.toml"
     opts=(--launch "$tmp/launch$i.toml")
   fi
-  out=$("$ptxforge" run --no-time "${opts[@]}" "$root/$task" "$file" 2>&1 </dev/null); rc=$?
+  out=$("$ptxforge" run --device gpu --no-time "${opts[@]}" "$root/$task" "$file" 2>&1 </dev/null); rc=$?
   if ((rc == 0)); then
     echo "ok   $label ($task): $(grep '^verdict' <<<"$out")"
   elif ((rc == 2)) && grep -q "NOT verified on a GPU" <<<"$out"; then

@@ -7,7 +7,7 @@
 set -u
 ptxforge=$1; dir=$2
 root="$dir/../.."
-out=$("$ptxforge" run --no-time vector_add "$root/tasks/level1/vector_add/solution.ptx" 2>&1)
+out=$("$ptxforge" run --device gpu --no-time vector_add "$root/tasks/level1/vector_add/solution.ptx" 2>&1)
 if grep -q "NOT verified on a GPU" <<<"$out"; then echo "no GPU: skipping"; exit 77; fi
 if [[ ! -x "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer" ]] && ! command -v compute-sanitizer >/dev/null; then
   echo "no compute-sanitizer: skipping"; exit 77

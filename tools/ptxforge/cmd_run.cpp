@@ -1,6 +1,7 @@
 // ptxforge run: one candidate through check -> assemble -> verify -> time -> prove, with a
-// verdict per stage. Exit 0: verified (and timed) on a GPU; 1: the candidate failed a stage;
-// 2: usage or environment (no GPU: the verdict then says the kernel was NOT verified).
+// verdict per stage. Exit 0: verified (and timed) on a GPU, or verified on the CPU engine
+// (--device cpu, or auto without a GPU; not timed); 1: the candidate failed a stage; 2: usage or
+// environment (--device gpu without a GPU: the verdict then says the kernel was NOT verified).
 #include <iostream>
 
 #include <fmt/format.h>
@@ -15,7 +16,7 @@ namespace ptxforge::cli {
 
 int cmd_run(const std::vector<std::string>& args) {
   CLI::App app("Check, assemble, verify on the GPU, time and prove one candidate for a task", "run");
-  std::string task_name, sizes = "all", arch, launch, seed_text, prove = "sass";
+  std::string task_name, sizes = "all", arch, launch, seed_text, prove = "sass", device = "auto";
   std::vector<std::string> candidates;
   int seeds = 3;
   double timeout = 30;
@@ -29,6 +30,10 @@ int cmd_run(const std::vector<std::string>& args) {
   auto* seed_opt = app.add_option("--seed", seed_text,
                                   "base seed every input derives from (decimal, or hex with 0x); "
                                   "default: a fresh one per run, printed in the report, so that --seed reproduces it");
+  app.add_option("--device", device,
+                 "where verify runs: auto (a GPU where a driver is found, else the CPU engine), gpu or cpu (the CPU "
+                 "engine: exact bounds, races, uninitialised reads; not timed)")
+      ->check(CLI::IsMember({"auto", "gpu", "cpu"}))->capture_default_str();
   app.add_option("--arch", arch, "assemble for this target (default: the GPU's, else sm_90a)")->check(arch_validator());
   app.add_option("--launch", launch, "a TOML launch spec instead of the candidate's `// @launch` lines");
   app.add_option("--timeout", timeout, "seconds before a hanging verify is killed")->check(CLI::PositiveNumber)->capture_default_str();
@@ -73,6 +78,7 @@ int cmd_run(const std::vector<std::string>& args) {
     }
   }
   eval::RunOptions opts;
+  opts.device = *eval::device_from_string(device);  // CLI11 let only auto, gpu or cpu through
   opts.held_back = sizes == "all";
   opts.seeds = seeds;
   opts.seed = seed ? *seed : task::fresh_seed();  // one for every candidate of this run
@@ -102,7 +108,11 @@ int cmd_run(const std::vector<std::string>& args) {
     for (auto& s : r.stages) any_failed = any_failed || s.status == eval::StageStatus::failed;
   }
   if (json) std::cout << records << "\n]\n";
-  if (candidates.size() > 1 && !json) std::cout << fmt::format("worker: {} started for {} candidates\n", pipeline.worker_starts(), candidates.size());
+  if (candidates.size() > 1 && !json) {
+    std::cout << fmt::format("worker: {} started for {} candidates", pipeline.worker_starts(), candidates.size());
+    if (pipeline.engine_starts()) std::cout << fmt::format("; CPU engine: {} started", pipeline.engine_starts());
+    std::cout << "\n";
+  }
   if (all_passed) return kExitOk;
   return any_failed ? kExitInputErrors : kExitUsage;
 }

@@ -72,7 +72,8 @@ struct ValidateCounts {
 };
 
 // One task's validation, as text on stdout or as one element of the JSON document.
-void validate_one(eval::Pipeline& pipeline, const std::string& d, bool time, ValidateCounts& n, nlohmann::json* out) {
+void validate_one(eval::Pipeline& pipeline, const std::string& d, bool time, eval::Device device, ValidateCounts& n,
+                  nlohmann::json* out) {
   std::string name = std::filesystem::path(d).filename().string();
   nlohmann::json j = {{"task", name}, {"folder", d}};
   auto t = task::load_task(d);
@@ -84,13 +85,13 @@ void validate_one(eval::Pipeline& pipeline, const std::string& d, bool time, Val
     if (out) out->push_back(std::move(j));
     return;
   }
-  eval::TaskValidation v = eval::validate_task(pipeline, *t, time);
+  eval::TaskValidation v = eval::validate_task(pipeline, *t, time, device);
   const eval::RunRecord& r = v.run;
   const eval::TrivialAudit& a = v.audit;
   if (out) {
     j["record"] = nlohmann::json::parse(eval::render_report_json(r));
     // The same solution again with a fresh seed and the worker warm, as a compile round pays it.
-    if (v.warm.gpu_verified || !v.warm.stages.empty()) j["warm_record"] = nlohmann::json::parse(eval::render_report_json(v.warm));
+    if (v.warm.verified_by != eval::VerifiedBy::none || !v.warm.stages.empty()) j["warm_record"] = nlohmann::json::parse(eval::render_report_json(v.warm));
     j["trivial_outputs"] = {{"kinds", a.kinds}, {"holes", a.holes}, {"library_checks", a.library_checks},
                             {"disagreements", a.disagreements}};
     if (!v.error.empty()) j["error"] = v.error;
@@ -98,7 +99,7 @@ void validate_one(eval::Pipeline& pipeline, const std::string& d, bool time, Val
     std::cout << eval::render_report_text(r);
   }
   eval::ValidationStatus status = v.status();
-  if (!r.gpu_verified) {
+  if (r.verified_by == eval::VerifiedBy::none) {
     if (!out) std::cout << fmt::format("{}: solution {}\n\n", name, v.no_gpu ? "NOT verified (no GPU)" : "FAILED");
   } else if (!v.error.empty()) {
     if (!out) std::cout << fmt::format("{}: the trivial-output check failed to run: {}\n\n", name, v.error);
@@ -106,8 +107,8 @@ void validate_one(eval::Pipeline& pipeline, const std::string& d, bool time, Val
     for (auto& dis : a.disagreements) std::cout << "  DISAGREES: " << dis << "\n";
     for (auto& h : a.holes) std::cout << "  HOLE: " << h << "\n";
     std::cout << fmt::format(
-        "{}: solution {}, {} of {} kinds of trivial output rejected{}, candidate checked in {:.3f} s (warm worker: {:.3f} s)\n\n",
-        name, r.passed ? "passed" : "FAILED", a.kinds - static_cast<int>(a.holes.size()), a.kinds,
+        "{}: solution {}{}, {} of {} kinds of trivial output rejected{}, candidate checked in {:.3f} s (warm worker: {:.3f} s)\n\n",
+        name, r.passed ? "passed" : "FAILED", r.verified_by == eval::VerifiedBy::cpu_engine ? " on the CPU engine" : "", a.kinds - static_cast<int>(a.holes.size()), a.kinds,
         a.library_checks ? fmt::format(", reference agrees with {} on {} of {} size sets", task::baseline_spec(t->baseline->kind).id,
                                        a.library_checks - static_cast<int>(a.disagreements.size()), a.library_checks)
                          : "",
@@ -120,7 +121,7 @@ void validate_one(eval::Pipeline& pipeline, const std::string& d, bool time, Val
   if (out) out->push_back(std::move(j));
 }
 
-int suite_validate(const std::string& only, bool time, bool json) {
+int suite_validate(const std::string& only, bool time, eval::Device device, bool json) {
   auto dirs = task::list_task_dirs();
   if (!dirs) {
     std::cerr << "ptxforge suite validate: " << dirs.error().message << "\n";
@@ -134,7 +135,7 @@ int suite_validate(const std::string& only, bool time, bool json) {
   eval::Pipeline pipeline;
   ValidateCounts n;
   nlohmann::json tasks = nlohmann::json::array();
-  for (auto& d : *picked) validate_one(pipeline, d, time, n, json ? &tasks : nullptr);
+  for (auto& d : *picked) validate_one(pipeline, d, time, device, n, json ? &tasks : nullptr);
   if (json) {
     // One document, whatever the number of tasks (docs/json.md).
     nlohmann::json doc = {{"tasks", tasks}, {"validated", n.validated}, {"failed", n.failed}, {"not_verified", n.no_gpu}};
@@ -159,12 +160,16 @@ int cmd_suite(const std::vector<std::string>& args) {
   auto* validate = app.add_subcommand("validate", "every solution passes and trivial outputs fail (needs a GPU)");
   validate->add_option("--task", only, "only this task");
   bool no_time = false, json = false;
+  std::string device = "auto";
   validate->add_flag("--no-time", no_time, "skip timing the solutions");
+  validate->add_option("--device", device, "where the solutions run: auto (a GPU where a driver is found, else the CPU "
+                       "engine), gpu or cpu")
+      ->check(CLI::IsMember({"auto", "gpu", "cpu"}))->capture_default_str();
   validate->add_flag("--json", json, "print one JSON document: a record per task and the counts");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
   if (list->parsed()) return suite_list();
   if (show->parsed()) return suite_show(show_name);
-  return suite_validate(only, !no_time, json);
+  return suite_validate(only, !no_time, *eval::device_from_string(device), json);
 }
 
 }  // namespace ptxforge::cli

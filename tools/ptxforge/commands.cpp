@@ -29,6 +29,7 @@ const std::vector<Command>& commands() {
       {"suite", "list, show and validate the task suite", cmd_suite},
       {"doctor", "report the GPU and the CUDA toolchain, and what is missing", cmd_doctor},
       {"worker", "the isolated GPU worker that run starts (internal)", cmd_worker},
+      {"emu-worker", "the CPU engine's process that run --device cpu starts (internal)", cmd_emu_worker},
   };
   return table;
 }

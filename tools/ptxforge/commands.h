@@ -30,6 +30,7 @@ int cmd_run(const std::vector<std::string>& args);
 int cmd_doctor(const std::vector<std::string>& args);
 int cmd_suite(const std::vector<std::string>& args);
 int cmd_worker(const std::vector<std::string>& args);
+int cmd_emu_worker(const std::vector<std::string>& args);
 int cmd_compile(const std::vector<std::string>& args);
 int cmd_task(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);

@@ -1,0 +1,84 @@
+// The warp scheduler: which lanes issue next. Lanes at the same frame and PC form a group; the
+// group in the deepest frame with the lowest reverse-post-order index goes first, so after a
+// divergent branch the earlier side runs and the lanes meet at the join, and lanes that left a
+// loop wait for those still in it. A group that issued kQuantum times in a row while another
+// waits yields once, so an intra-warp spin lock (legal under independent scheduling) ends.
+#include "emu/warp.h"
+
+#include "emu/limits.h"
+
+namespace ptxforge::emu {
+
+int32_t Warp::new_frame(const Function& fn, uint32_t fn_index, int32_t parent) {
+  int32_t id;
+  if (!free_frames.empty()) {
+    id = free_frames.back();
+    free_frames.pop_back();
+  } else {
+    id = static_cast<int32_t>(frames.size());
+    frames.emplace_back();
+  }
+  Frame& f = frames[static_cast<size_t>(id)];
+  f.fn = fn_index;
+  f.parent = parent;
+  f.depth = parent < 0 ? 0 : frames[static_cast<size_t>(parent)].depth + 1;
+  f.refs = 0;
+  f.call = nullptr;
+  f.regs.assign(size_t{fn.slots} * 32, 0);
+  // A register nobody wrote holds garbage on a GPU: it reads as tainted until written, so a
+  // kernel that uses one (an accumulator never zeroed) cannot pass on the engine's zeros.
+  f.taint.assign(fn.slots, ~0u);
+  f.preds.assign(fn.preds, 0);
+  f.pred_taint.assign(fn.preds, ~0u);
+  if (parent >= 0) frames[static_cast<size_t>(parent)].refs++;
+  reg_bytes += f.regs.size() * 8 + f.preds.size() * 8;
+  return id;
+}
+
+void Warp::release_frame(int32_t id) {
+  while (id >= 0) {
+    Frame& f = frames[static_cast<size_t>(id)];
+    if (--f.refs > 0) return;
+    int32_t parent = f.parent;
+    reg_bytes -= f.regs.size() * 8 + f.preds.size() * 8;
+    f.regs.clear();
+    f.regs.shrink_to_fit();
+    free_frames.push_back(id);
+    id = parent;
+  }
+}
+
+Group pick_group(Warp& w, const std::vector<Function>& fns) {
+  // key: depth high first, then rpo low; the frame id breaks ties.
+  auto key_of = [&](int l) -> uint64_t {
+    const Frame& f = w.frames[static_cast<size_t>(w.frame[l])];
+    uint64_t depth_rank = limits::kMaxCallDepth + 1 - f.depth;
+    return (depth_rank << 48) | (uint64_t{fns[f.fn].rpo[w.pc[l]]} << 20) | static_cast<uint64_t>(w.frame[l] & 0xfffff);
+  };
+  uint64_t best = ~uint64_t{0}, second = ~uint64_t{0};
+  for (int l = 0; l < 32; ++l) {
+    if (w.state[l] != LaneState::run) continue;
+    uint64_t k = key_of(l);
+    if (k < best) {
+      if (best != ~uint64_t{0}) second = best;
+      best = k;
+    } else if (k != best && k < second) {
+      second = k;
+    }
+  }
+  if (best == ~uint64_t{0}) return {};
+  uint64_t chosen = best;
+  if (best == w.last_key && ++w.streak >= limits::kQuantum && second != ~uint64_t{0}) chosen = second;
+  if (chosen != w.last_key) w.streak = 0;
+  w.last_key = chosen;
+  Group g;
+  for (int l = 0; l < 32; ++l)
+    if (w.state[l] == LaneState::run && key_of(l) == chosen) {
+      g.mask |= 1u << l;
+      g.frame = w.frame[l];
+      g.pc = w.pc[l];
+    }
+  return g;
+}
+
+}  // namespace ptxforge::emu
