@@ -196,7 +196,7 @@ StageResult verify(StageContext& ctx) {
     job.reference_cubin = ref->cubin_path;
   }
   ctx.job = job;
-  gpu::Outcome out = ctx.worker.run(job, ctx.opts.verify_timeout);
+  gpu::Outcome out = ctx.worker.run(job, ctx.on_engine ? ctx.opts.verify_timeout * kEngineTimeoutFactor : ctx.opts.verify_timeout);
   if (out.guard) {
     r.guard = out.guard;
     r.guard_note = out.guard_note;
@@ -502,7 +502,7 @@ Result<std::vector<gpu::CaseResult>> Pipeline::check_trivial_outputs(std::chrono
   if (!last_job_) return Error{"no candidate reached the GPU stages"};
   gpu::Job job = *last_job_;
   job.kind = gpu::JobKind::trivial;
-  gpu::Outcome out = (last_on_engine_ ? engine() : runner_).run(job, timeout);
+  gpu::Outcome out = last_on_engine_ ? engine().run(job, timeout * kEngineTimeoutFactor) : runner_.run(job, timeout);
   if (out.failure) return Error{fmt::format("{}: {}", to_string(out.failure->kind), out.failure->message)};
   if (!out.verify) return Error{"the worker returned no cases"};
   return out.verify->cases;

@@ -26,6 +26,11 @@ enum class Device { automatic, gpu, cpu };
 std::string_view to_string(Device d);  // "auto", "gpu", "cpu"
 std::optional<Device> device_from_string(std::string_view s);
 
+// An interpreter is orders of magnitude slower than a GPU, and a correct kernel must not fail
+// for it: on the CPU engine the verify and trivial jobs get this many times verify_timeout
+// (a hang still ends, at the engine's lane-instruction budget or at this limit).
+inline constexpr int kEngineTimeoutFactor = 4;
+
 struct RunOptions {
   Device device = Device::automatic;
   bool held_back = true;   // --sizes all (default) or shown
@@ -47,7 +52,7 @@ struct RunOptions {
   std::string sanitizer;   // compute-sanitizer to run ("" = the CUDA toolkit's); tests pass a fake
   std::string arch;        // "" = the GPU's, else sm_90a
   std::string launch_path; // a TOML launch spec instead of the `// @launch` comments
-  std::chrono::milliseconds verify_timeout{30000};
+  std::chrono::milliseconds verify_timeout{30000};  // on the CPU engine: kEngineTimeoutFactor times this
 };
 
 struct StageContext {

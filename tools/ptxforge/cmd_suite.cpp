@@ -100,7 +100,12 @@ void validate_one(eval::Pipeline& pipeline, const std::string& d, bool time, eva
   }
   eval::ValidationStatus status = v.status();
   if (r.verified_by == eval::VerifiedBy::none) {
-    if (!out) std::cout << fmt::format("{}: solution {}\n\n", name, v.no_gpu ? "NOT verified (no GPU)" : "FAILED");
+    // Not verified: no GPU here, or an instruction the CPU engine does not run.
+    const char* why = "NOT verified (no GPU)";
+    for (auto& s : r.stages)
+      if (s.id == eval::StageId::verify && s.summary.find("not supported by the CPU engine") != std::string::npos)
+        why = "NOT verified (not supported by the CPU engine)";
+    if (!out) std::cout << fmt::format("{}: solution {}\n\n", name, v.no_gpu ? why : "FAILED");
   } else if (!v.error.empty()) {
     if (!out) std::cout << fmt::format("{}: the trivial-output check failed to run: {}\n\n", name, v.error);
   } else if (!out) {
@@ -142,7 +147,9 @@ int suite_validate(const std::string& only, bool time, eval::Device device, bool
     std::cout << doc.dump(2) << "\n";
   } else {
     std::cout << fmt::format("{} tasks validated, {} failed{}\n", n.validated, n.failed,
-                             n.no_gpu ? fmt::format(", {} NOT verified (no GPU)", n.no_gpu) : "");
+                             n.no_gpu ? fmt::format(", {} NOT verified ({})", n.no_gpu,
+                                                    device == eval::Device::gpu ? "no GPU" : "no GPU, or not supported by the CPU engine")
+                                      : "");
   }
   if (n.failed) return kExitInputErrors;
   return n.no_gpu ? kExitUsage : kExitOk;
@@ -157,7 +164,7 @@ int cmd_suite(const std::vector<std::string>& args) {
   std::string show_name, only;
   auto* show = app.add_subcommand("show", "print a task as the model is shown it");
   show->add_option("task", show_name, "task name")->required();
-  auto* validate = app.add_subcommand("validate", "every solution passes and trivial outputs fail (needs a GPU)");
+  auto* validate = app.add_subcommand("validate", "every solution passes and trivial outputs fail (on a GPU, or on the CPU engine: --device)");
   validate->add_option("--task", only, "only this task");
   bool no_time = false, json = false;
   std::string device = "auto";
