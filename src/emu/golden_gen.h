@@ -26,7 +26,7 @@ namespace ptxforge::emu {
 // formats) or that the checker rejects are left out of the kernels and listed with the reason.
 inline constexpr std::string_view kGoldenTarget = "sm_90";
 inline constexpr std::string_view kGoldenVersion = "8.1";  // cvt .satfinite to tf32/f16
-// Instances per form: 64 x 349 forms is over the 20,000 the issue asks for.
+// Instances per form: 64 x 349 forms gives over 20,000 instances, the floor the golden test keeps.
 inline constexpr size_t kGoldenPerForm = 64;
 // What out[i] holds when no form block ran (a form id the kernel does not know).
 inline constexpr uint64_t kGoldenNoForm = 0xdeadbeefcafef00dull;

@@ -100,7 +100,7 @@ TEST(GoldenGen, InstancesAreReproducibleMaskedAndPlantEdges) {
     }
   }
   EXPECT_GE(total, 20000u);
-  // The values the issue names turn up: f32 NaNs, infinities, -0, the smallest subnormal; ints'
+  // The edge values docs/emu.md names turn up: f32 NaNs, infinities, -0, the smallest subnormal; ints'
   // INT_MIN and INT_MAX; shift counts 0, 31, 32, 33, 63, 64, 255.
   auto seen = [](std::string_view ptx, size_t k) {
     std::set<uint64_t> s;
