@@ -97,13 +97,6 @@ void run_launch(const LoadedModule& mod, const std::string& entry, const LaunchC
   throw Abort{std::move(f)};
 }
 
-size_t elem_size_of(const task::Task& t, const task::LaunchSpec& spec, const std::string& name) {
-  if (const Param* p = t.find_param(name)) return task::dtype_size(p->dtype);
-  for (auto& sc : spec.scratch)
-    if (sc.name == name) return task::dtype_size(sc.dtype);
-  return 1;
-}
-
 // A buffer of the case on `m`, its initial bytes written (inputs; zeros where `zero`).
 uint64_t place(Machine& m, const std::string& name, uint64_t bytes, Init init, bool track, uint32_t elem,
                const task::HostBytes* initial, bool zero) {

@@ -69,17 +69,6 @@ std::optional<SReg> special(std::string_view n) {
   return it->second;
 }
 
-std::optional<uint64_t> parse_int(std::string_view t) {
-  if (!t.empty() && (t.back() == 'U' || t.back() == 'u')) t.remove_suffix(1);
-  int base = 10;
-  if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) base = 16, t.remove_prefix(2);
-  else if (t.size() > 2 && t[0] == '0' && (t[1] == 'b' || t[1] == 'B')) base = 2, t.remove_prefix(2);
-  else if (t.size() > 1 && t[0] == '0') base = 8, t.remove_prefix(1);
-  uint64_t v = 0;
-  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v, base);
-  if (ec != std::errc() || p != t.data() + t.size()) return std::nullopt;
-  return v;
-}
 
 std::optional<ConstVal> parse_float(std::string_view t) {
   ConstVal v;
@@ -153,7 +142,7 @@ std::optional<ConstVal> FnLowerer::eval(const ptx::Expr& e) {
   using K = ptx::Expr::Kind;
   switch (e.kind) {
     case K::integer: {
-      auto v = parse_int(e.text);
+      auto v = ptx::integer_literal_value(e.text);
       if (!v) return std::nullopt;
       ConstVal c;
       c.bits = *v;
@@ -235,7 +224,7 @@ const Sym* FnLowerer::lookup(std::string_view name) const {
       size_t d = name.size();
       while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9') --d;
       if (d < name.size() && d > 0 && !(name[d] == '0' && d + 1 < name.size())) {
-        auto n = parse_int(name.substr(d));
+        auto n = ptx::integer_literal_value(name.substr(d));
         for (auto& r : s->ranges) {
           if (r.prefix == name.substr(0, d) && n && *n < r.count) {
             thread_local Sym tmp;  // a view valid until the next lookup

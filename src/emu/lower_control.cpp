@@ -38,6 +38,17 @@ bool lower_control(FnLowerer& fl, const ptx::Instruction& ins, Inst& out, bool* 
   auto& ops = ins.operands;
   *handled = true;
   auto unsupported = [&] { return fl.unsupported(ins); };
+  // A destination written `%a|%p` (shfl, match, elect: a value and a predicate) goes to o[0] and
+  // o[5]; a lone one is the value (o[0]), or for elect the predicate (o[5]).
+  auto dest_pair = [&](const ptx::Operand& d, bool lone_is_second) {
+    if (d.kind == ptx::Operand::Kind::expr && d.expr.kind == ptx::Expr::Kind::binary && d.expr.text == "|") {
+      ptx::Operand a = d, b = d;
+      a.expr = d.expr.args[0];
+      b.expr = d.expr.args[1];
+      return fl.dest(a, out.o[0], ins) && fl.dest(b, out.o[5], ins);
+    }
+    return fl.dest(d, lone_is_second ? out.o[5] : out.o[0], ins);
+  };
   if (op == "bra") {
     if (!only(ins, {}) || ops.size() != 1 || ops[0].kind != ptx::Operand::Kind::expr) return unsupported();
     auto t = fl.label(ops[0].expr.text);
@@ -136,15 +147,7 @@ bool lower_control(FnLowerer& fl, const ptx::Instruction& ins, Inst& out, bool* 
     if (!only(ins, {".up", ".down", ".bfly", ".idx"})) return unsupported();
     // d[|p], a, b, c, membermask
     if (ops.size() != 5) return unsupported();
-    const ptx::Operand& d = ops[0];
-    if (d.kind == ptx::Operand::Kind::expr && d.expr.kind == ptx::Expr::Kind::binary && d.expr.text == "|") {
-      ptx::Operand a = d, b = d;
-      a.expr = d.expr.args[0];
-      b.expr = d.expr.args[1];
-      if (!fl.dest(a, out.o[0], ins) || !fl.dest(b, out.o[5], ins)) return false;
-    } else if (!fl.dest(d, out.o[0], ins)) {
-      return false;
-    }
+    if (!dest_pair(ops[0], /*lone_is_second=*/false)) return false;
     for (int k = 1; k < 5; ++k)
       if (!fl.value(ops[k], DT::b32, out.o[k], ins)) return false;
     out.n = 5;
@@ -180,15 +183,7 @@ bool lower_control(FnLowerer& fl, const ptx::Instruction& ins, Inst& out, bool* 
   if (op == "elect") {
     out.op = Op::elect;
     if (!only(ins, {}) || ops.size() != 2) return unsupported();
-    const ptx::Operand& d = ops[0];
-    if (d.kind == ptx::Operand::Kind::expr && d.expr.kind == ptx::Expr::Kind::binary && d.expr.text == "|") {
-      ptx::Operand a = d, b = d;
-      a.expr = d.expr.args[0];
-      b.expr = d.expr.args[1];
-      if (!fl.dest(a, out.o[0], ins) || !fl.dest(b, out.o[5], ins)) return false;
-    } else if (!fl.dest(d, out.o[5], ins)) {
-      return false;
-    }
+    if (!dest_pair(ops[0], /*lone_is_second=*/true)) return false;
     out.n = 2;
     return fl.value(ops[1], DT::b32, out.o[1], ins);
   }
@@ -197,15 +192,7 @@ bool lower_control(FnLowerer& fl, const ptx::Instruction& ins, Inst& out, bool* 
     out.type = first_type(ins);
     out.sub = has(ins, ".all") ? 1 : 0;
     if (!only(ins, {".any", ".all"}) || (ops.size() != 3)) return unsupported();
-    const ptx::Operand& d = ops[0];
-    if (d.kind == ptx::Operand::Kind::expr && d.expr.kind == ptx::Expr::Kind::binary && d.expr.text == "|") {
-      ptx::Operand a = d, b = d;
-      a.expr = d.expr.args[0];
-      b.expr = d.expr.args[1];
-      if (!fl.dest(a, out.o[0], ins) || !fl.dest(b, out.o[5], ins)) return false;
-    } else if (!fl.dest(d, out.o[0], ins)) {
-      return false;
-    }
+    if (!dest_pair(ops[0], /*lone_is_second=*/false)) return false;
     out.n = 3;
     return fl.value(ops[1], out.type, out.o[1], ins) && fl.value(ops[2], DT::b32, out.o[2], ins);
   }

@@ -1,5 +1,7 @@
 #include "ptx/ast.h"
 
+#include <charconv>
+
 #include <algorithm>
 
 namespace ptxforge::ptx {
@@ -71,6 +73,18 @@ List<Text> Module::keep_words(const std::vector<std::string>& words) {
   std::vector<Text> kept;
   for (auto& w : words) kept.push_back(keep(w));
   return keep(kept);
+}
+
+std::optional<uint64_t> integer_literal_value(std::string_view t) {
+  if (!t.empty() && (t.back() == 'U' || t.back() == 'u')) t.remove_suffix(1);
+  int base = 10;
+  if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) base = 16, t.remove_prefix(2);
+  else if (t.size() > 2 && t[0] == '0' && (t[1] == 'b' || t[1] == 'B')) base = 2, t.remove_prefix(2);
+  else if (t.size() > 1 && t[0] == '0') base = 8, t.remove_prefix(1);
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v, base);
+  if (ec != std::errc() || p != t.data() + t.size()) return std::nullopt;
+  return v;
 }
 
 }  // namespace ptxforge::ptx

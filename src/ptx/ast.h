@@ -318,6 +318,10 @@ inline bool Statement::operator==(const Statement& o) const {
   });
 }
 
+// The value of an integer literal as PTX writes it (decimal, 0x hex, 0b binary, a leading 0 for
+// octal, an optional U suffix; no sign), or nullopt when it is not one or exceeds 64 bits.
+std::optional<uint64_t> integer_literal_value(std::string_view text);
+
 // Walks every statement in a block, nested blocks included, in source order.
 template <typename F>
 void for_each_statement(const Block& b, F&& f) {

@@ -30,16 +30,9 @@ std::optional<int64_t> literal_value(const Operand& o) {
     e = &e->args[0];
   }
   if (e->kind != Expr::Kind::integer) return std::nullopt;
-  std::string_view t = e->text;
-  if (!t.empty() && (t.back() == 'U' || t.back() == 'u')) t.remove_suffix(1);
-  int base = 10;
-  if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) base = 16, t.remove_prefix(2);
-  else if (t.size() > 2 && t[0] == '0' && (t[1] == 'b' || t[1] == 'B')) base = 2, t.remove_prefix(2);
-  else if (t.size() > 1 && t[0] == '0') base = 8, t.remove_prefix(1);
-  uint64_t v = 0;
-  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v, base);
-  if (ec != std::errc() || p != t.data() + t.size()) return std::nullopt;
-  return negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+  auto v = integer_literal_value(e->text);
+  if (!v) return std::nullopt;
+  return negative ? -static_cast<int64_t>(*v) : static_cast<int64_t>(*v);
 }
 
 Diagnostic& report_at(CheckContext& ctx, const Operand& o, std::string message) {

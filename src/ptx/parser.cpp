@@ -253,18 +253,8 @@ std::optional<uint64_t> Parser::parse_uint(std::string_view what) {
     return std::nullopt;
   }
   Token tok = take();
-  std::string_view s = tok.text;
-  if (!s.empty() && (s.back() == 'U' || s.back() == 'u')) s.remove_suffix(1);
-  int base = 10;
-  if (s.size() > 2 && (s[1] == 'x' || s[1] == 'X')) base = 16, s.remove_prefix(2);
-  else if (s.size() > 2 && (s[1] == 'b' || s[1] == 'B')) base = 2, s.remove_prefix(2);
-  else if (s.size() > 1 && s[0] == '0') base = 8, s.remove_prefix(1);
-  uint64_t v = 0;
-  auto r = std::from_chars(s.data(), s.data() + s.size(), v, base);
-  if (r.ec != std::errc() || r.ptr != s.data() + s.size()) {
-    error_at(tok, fmt::format("{} '{}' is not a valid 64-bit integer", what, tok.text));
-    return std::nullopt;
-  }
+  auto v = integer_literal_value(tok.text);
+  if (!v) error_at(tok, fmt::format("{} '{}' is not a valid 64-bit integer", what, tok.text));
   return v;
 }
 
