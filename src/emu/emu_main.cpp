@@ -14,6 +14,7 @@
 #include "emu/engine.h"
 #include "emu/executor.h"
 #include "gpu/protocol.h"
+#include "util/sanitizer.h"
 #include "util/orphan_watch.h"
 
 namespace ptxforge::emu {
@@ -25,6 +26,7 @@ namespace {
 constexpr rlim_t kAddressSpace = rlim_t{8} << 30;
 
 void limit_address_space() {
+  if constexpr (kAddressSanitizer) return;  // its shadow memory cannot live under RLIMIT_AS
   struct rlimit r {};
   if (getrlimit(RLIMIT_AS, &r) != 0) return;
   if (r.rlim_max != RLIM_INFINITY && r.rlim_max < kAddressSpace) return;  // already tighter
