@@ -183,6 +183,13 @@ if ((n == 2)); then passed=$((passed+1)); else echo "FAIL: two sessions made $n 
 # A candidate that fails: compile's exit code is 1.
 python3 -c "import json; print(json.dumps({'replies': ['\`\`\`ptx\n.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry vector_add() { mov.u32 %r1, 1; ret; }\n\`\`\`\n']}))" > "$tmp/broken-replies.json"
 expect 1 "status: not verified" compile vector_add --model "replay:$tmp/broken-replies.json" --rounds 1 --out "$tmp/s5" --no-cache
+# fixit --device cpu: the repair verifies on the CPU engine, and the pair says so.
+python3 -c "import json,sys; print(json.dumps({'replies': ['\`\`\`ptx\n' + open(sys.argv[1]).read() + '\`\`\`\n']}))" \
+  "$root/tasks/level1/vector_add/solution.ptx" > "$tmp/good-replies.json"
+expect 0 "repaired: 1 verified \(1 of them on the CPU engine\)" fixit "$tmp/s5" --model "replay:$tmp/good-replies.json" \
+  --rounds 1 --device cpu --out "$tmp/fx" -o "$tmp/fx.jsonl"
+python3 -c "import json,sys; p=json.loads(open(sys.argv[1]).read()); assert p['verified'] is True and p['verified_by'] == 'cpu_engine', p" \
+  "$tmp/fx.jsonl" && passed=$((passed+1)) || { echo "FAIL: fixit --device cpu's pair"; cat "$tmp/fx.jsonl"; fail=$((fail+1)); }
 expect 2 "give a task and --model" compile
 expect 2 "is not a session folder" compile --resume "$tmp/no-session"
 expect 2 "round-01/reply.md" compile vector_add --model manual --out "$tmp/s3"

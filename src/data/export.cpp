@@ -25,8 +25,8 @@ std::string dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_ha
 
 bool fixed(const agent::RoundSummary& before, const agent::RoundSummary& after) {
   if (before.passed || !before.extracted) return false;
-  if (after.passed && after.gpu_verified) return true;
-  // Without a GPU: a module that did not assemble, then one that did.
+  if (after.passed) return true;  // verified, on a GPU or on the CPU engine
+  // Nothing verified it (no GPU, no engine): a module that did not assemble, then one that did.
   return after.no_gpu && after.assembled && !before.assembled;
 }
 
@@ -99,7 +99,9 @@ Result<std::vector<std::string>> make_fixit_pairs(const std::vector<std::string>
         out.push_back(dump(ojson{{"kind", "fixit"}, {"source_id", "task:" + task}, {"task", task},
                                  {"session", fs::path(session).filename().string()}, {"sample", traj.sample}, {"round", a.round},
                                  {"failed_verdict", model_verdict(*reader, a)}, {"fixed_verdict", model_verdict(*reader, b)},
-                                 {"verified", b.summary.passed && b.summary.gpu_verified}, {"failed_ptx", failed->text},
+                                 {"verified", b.summary.passed},
+                                 {"verified_by", !b.summary.passed ? "none" : b.summary.gpu_verified ? "gpu" : "cpu_engine"},
+                                 {"failed_ptx", failed->text},
                                  {"feedback", *feedback}, {"fixed_ptx", repaired->text}}));
       }
     }

@@ -127,6 +127,7 @@ Result<std::vector<std::string>> repair_failures(const std::vector<Failure>& fai
       c.prompt.repair_candidate = f.candidate;
       c.prompt.repair_feedback = f.feedback;
       c.run.seed = o.seed;
+      if (o.device) c.run.device = *o.device;
       c.prices = {};  // the failed session's prices were another model's
       c.out = dir;
       if (auto st = agent::validate_options(c); !st)
@@ -161,12 +162,18 @@ Result<std::vector<std::string>> repair_failures(const std::vector<Failure>& fai
                          res->status_text());
       continue;
     }
-    bool verified = kept->passed && kept->gpu_verified;
+    // A round that passed was verified by a GPU or by the CPU engine (RunRecord::passed).
+    bool verified = kept->passed;
+    std::string_view verified_by = !verified ? "none" : kept->gpu_verified ? "gpu" : "cpu_engine";
     const std::optional<std::string>& kept_feedback = files.feedback;
     std::string kept_verdict = kept_feedback ? agent::verdict_in_feedback(*kept_feedback) : "";
     ++(verified ? stats.verified : stats.assembled_only);
+    if (verified && !kept->gpu_verified) ++stats.verified_on_engine;
     log << fmt::format("fixit: {} (sample {}, round {}): {} in round {}\n", f.session, f.sample, f.round,
-                       verified ? "repaired, verified" : "repaired, assembled (no GPU: not verified)", kept->round);
+                       !verified              ? "repaired, assembled (no GPU: not verified)"
+                       : kept->gpu_verified ? "repaired, verified"
+                                            : "repaired, verified on the CPU engine",
+                       kept->round);
     pairs.push_back(ojson{{"kind", "fixit"},
                           {"origin", "model-repair"},
                           {"source_id", "task:" + f.task},
@@ -181,6 +188,7 @@ Result<std::vector<std::string>> repair_failures(const std::vector<Failure>& fai
                           {"failed_verdict", f.verdict},
                           {"fixed_verdict", kept_verdict},
                           {"verified", verified},
+                          {"verified_by", verified_by},
                           {"failed_ptx", f.candidate},
                           {"feedback", f.feedback},
                           {"fixed_ptx", *fixed_ptx}}

@@ -6,11 +6,12 @@
 // kernel and the feedback the model saw) is what gets repaired. Each repair is a compile
 // session of its own, under the output folder, whose first prompt is the task followed by the
 // failed kernel and its verdict; a folder that holds one already is resumed, so a cut-off
-// run continues. A repair is kept when the loop verified it on a GPU. Where there is no GPU,
-// verification does not run: with `keep_unverified`, a repair that assembles is kept (marked
-// "verified": false) only when the failed kernel did not assemble, since then assembling is
-// the progress; a repair identical to the failed kernel (comments and blanks aside:
-// the same normalised hash as `data pairs`) is never kept.
+// run continues. A repair is kept when the loop verified it: on a GPU, or on the CPU engine
+// (`device`, or the failed session's own device; "verified_by" says which). Where nothing
+// verified it (device gpu without a GPU): with `keep_unverified`, a repair that assembles is
+// kept (marked "verified": false) only when the failed kernel did not assemble, since then
+// assembling is the progress; a repair identical to the failed kernel (comments and blanks
+// aside: the same normalised hash as `data pairs`) is never kept.
 #pragma once
 
 #include <optional>
@@ -49,10 +50,13 @@ struct RepairOptions {
   std::optional<uint64_t> seed;  // the repair sessions' base seed (default: fresh every round)
   double temperature = agent::CompileOptions{}.temperature;
   int max_tokens = agent::CompileOptions{}.max_tokens;
+  // Where repairs verify (`--device`); unset: where the failed session did.
+  std::optional<eval::Device> device;
 };
 
 struct RepairStats {
   int failures = 0, verified = 0, assembled_only = 0, not_repaired = 0, errors = 0;
+  int verified_on_engine = 0;  // of `verified`: on the CPU engine, not a GPU
   int without_gpu = 0;  // repair sessions whose kernels could not be verified: no GPU here
 };
 

@@ -26,14 +26,15 @@ int cmd_fixit(const std::vector<std::string>& args) {
   start.rounds = o.rounds;
   agent::CliOptions loop(app,
                          {agent::Option::model, agent::Option::rounds, agent::Option::seed, agent::Option::temperature,
-                          agent::Option::max_tokens},
+                          agent::Option::max_tokens, agent::Option::device},
                          start);
   loop.flag(agent::Option::model)->required();
   app.add_option("--out", out, "folder of the repair sessions (a folder holding some already is continued)")
       ->capture_default_str();
   app.add_option("-o,--output", output, "the pairs, JSONL (default: standard output)");
   app.add_flag("--keep-unverified", keep_unverified,
-               "where there is no GPU, keep a repair that assembles when the failed kernel did not (marked \"verified\": false)");
+               "where nothing verified a repair (no GPU, and --device gpu or a kernel the CPU engine does not run), keep one "
+               "that assembles when the failed kernel did not (marked \"verified\": false)");
   app.add_option("--gpus", gpus_text, "GPUs to verify on: all, or ordinals such as 0,1")->capture_default_str();
   if (int rc = parse_args(app, args); rc >= 0) return rc;
   auto given = loop.apply();
@@ -57,6 +58,7 @@ int cmd_fixit(const std::vector<std::string>& args) {
   o.temperature = given->temperature;
   o.max_tokens = given->max_tokens;
   o.seed = given->run.seed;
+  if (loop.given(agent::Option::device)) o.device = given->run.device;  // else each failed session's own
   for (auto& r : roots)
     if (!std::filesystem::is_directory(r)) {
       std::cerr << fmt::format("ptxforge fixit: {} is not a folder (give compile sessions or folders holding them)\n", r);
@@ -72,9 +74,10 @@ int cmd_fixit(const std::vector<std::string>& args) {
     std::cerr << "ptxforge fixit: " << pairs.error().message << "\n";
     return kExitUsage;
   }
-  std::cerr << fmt::format("fixit: {} failed trajectories; repaired: {} verified, {} assembled only (kept: {}); not repaired: {}; "
-                           "errors: {}\n",
-                           st.failures, st.verified, st.assembled_only, pairs->size(), st.not_repaired, st.errors);
+  std::cerr << fmt::format("fixit: {} failed trajectories; repaired: {} verified ({} of them on the CPU engine), {} assembled "
+                           "only (kept: {}); not repaired: {}; errors: {}\n",
+                           st.failures, st.verified, st.verified_on_engine, st.assembled_only, pairs->size(), st.not_repaired,
+                           st.errors);
   if (st.without_gpu > 0 && !keep_unverified)
     std::cerr << fmt::format("fixit: {} repair sessions ran without a GPU, so nothing they wrote could be verified; "
                              "--keep-unverified keeps repairs that assemble where the failed kernel did not\n",
