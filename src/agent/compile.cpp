@@ -197,12 +197,14 @@ struct Trajectory {
         (void)write_file(path, ex->code);
         eval::RunRecord record;
         int gpu = -1;
+        bool on_engine = false;
         {
           eval::RunOptions run = sh.o.run;
           run.seed = round_seed(sh.o.run.seed, sample, r);
           auto lease = sh.gpus.acquire();
           record = lease.pipeline().run(sh.task, path, run);
           gpu = lease.ordinal();
+          on_engine = lease.pipeline().uses_engine(run);
         }
         (void)write_file(layout::result(d), eval::render_report_json(record));
         feedback = feedback_for(sh.task, record, sh.hw, SpeedupTarget{sh.o.target_speedup, sh.o.target_base});
@@ -213,7 +215,10 @@ struct Trajectory {
         }
         RoundSummary s = summarize(record);
         s.candidate = path;
-        if (!s.no_gpu && record.find_stage(eval::StageId::verify)) s.gpu = gpu;
+        const eval::StageResult* verify = record.find_stage(eval::StageId::verify);
+        bool verify_ran = verify && verify->status != eval::StageStatus::not_run;
+        s.on_engine = on_engine && verify_ran;
+        if (!s.no_gpu && !s.on_engine && verify) s.gpu = gpu;
         sum = merge(s, sum);
       }
       sum.round = r;

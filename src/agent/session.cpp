@@ -81,6 +81,7 @@ Status save_round(const std::string& dir, const RoundSummary& s) {
             {"gpu_verified", s.gpu_verified},
             {"assembled", s.assembled},
             {"no_gpu", s.no_gpu},
+            {"on_engine", s.on_engine},
             {"speedup_vs_nvcc", s.speedup_vs_nvcc},
             {"speedup_vs_library", s.speedup_vs_library},
             {"registers", s.registers},
@@ -109,6 +110,7 @@ std::optional<RoundSummary> load_round(const std::string& dir) {
     s.gpu_verified = j.value("gpu_verified", false);
     s.assembled = j.value("assembled", false);
     s.no_gpu = j.value("no_gpu", false);
+    s.on_engine = j.value("on_engine", false);
     s.speedup_vs_nvcc = j.value("speedup_vs_nvcc", 0.0);
     s.speedup_vs_library = j.value("speedup_vs_library", 0.0);
     s.registers = j.value("registers", 0);

@@ -32,6 +32,7 @@ struct RoundSummary {
   std::string stage;     // the stage that failed, "" when none
   bool extracted = false, passed = false, gpu_verified = false, assembled = false;
   bool no_gpu = false;   // verify was skipped: no GPU here
+  bool on_engine = false;  // verify ran on the CPU engine, not on a GPU (docs/emu.md)
   double speedup_vs_nvcc = 0, speedup_vs_library = 0;  // geometric means over timed size sets
   int registers = 0, spill_bytes = 0;
   long prompt_tokens = 0, completion_tokens = 0;

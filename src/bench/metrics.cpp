@@ -47,7 +47,7 @@ Trajectory summarise(const std::vector<const RoundRow*>& rounds) {
     t.extracted |= s.extracted;
     t.checked |= r->checked;
     t.assembled |= s.assembled;
-    t.gpu_ran |= s.assembled && !s.no_gpu;
+    t.gpu_ran |= s.assembled && !s.no_gpu && !s.on_engine;  // a round the CPU engine verified ran on no GPU
     t.cpu_verified |= is_cpu_verified(s);
     if (!v) continue;
     if (!t.verified) t.first_verified = s.round;

@@ -1,6 +1,7 @@
 #include "bench/metrics.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -135,12 +136,28 @@ TEST(BenchMetrics, CpuEngineVerdictsAreCountedApartFromGpuOnes) {
   EXPECT_EQ(a.fast_nvcc[0].rate.hits, 1) << "fast_p holds GPU verdicts only";
 }
 
+TEST(BenchMetrics, ABenchOnTheCpuEngineOnlySaysNotRunOnAGpu) {
+  auto [cells, rounds] = sample_bench();
+  // Every round verified (or failed) on the CPU engine: none reached a GPU, so the GPU
+  // columns read "not run", never a GPU rate of 0%.
+  for (auto& r : rounds) {
+    r.summary.on_engine = true;
+    r.summary.gpu_verified = false;
+  }
+  auto m = compute_metrics(cells, rounds, "x", 2);
+  EXPECT_FALSE(m.arms[0].gpu_ran);
+  EXPECT_GT(m.arms[0].verified_cpu.hits, 0);
+  std::string md = render_markdown(m);
+  EXPECT_NE(md.find("not run (no GPU); on the CPU engine"), std::string::npos) << md;
+}
+
 TEST(BenchStore, RoundTripsCellsAndRoundsAndRefusesOtherSchemas) {
   auto dir = std::filesystem::temp_directory_path() / ("ptxforge_store_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   std::string path = (dir / "bench.db").string();
   auto [cells, rounds] = sample_bench();
+  rounds[1].summary.on_engine = true;
   {
     auto s = Store::open(path);
     ASSERT_TRUE(s) << s.error().message;
@@ -160,6 +177,8 @@ TEST(BenchStore, RoundTripsCellsAndRoundsAndRefusesOtherSchemas) {
   ASSERT_TRUE(back_cells && back_rounds);
   EXPECT_EQ(back_cells->size(), 2u);
   EXPECT_EQ(back_rounds->size(), rounds.size());
+  for (size_t i = 0; i < back_rounds->size() && i < rounds.size(); ++i)
+    EXPECT_EQ((*back_rounds)[i].summary.on_engine, i == 1) << "round row " << i;
   // The metrics of the store are those of the rows it was given.
   auto m = compute_metrics(*s);
   ASSERT_TRUE(m);
@@ -170,6 +189,47 @@ TEST(BenchStore, RoundTripsCellsAndRoundsAndRefusesOtherSchemas) {
   EXPECT_FALSE(s->export_jsonl("sqlite_master"));  // only the store's tables
   ASSERT_TRUE(s->set_meta("schema_version", "99"));
   EXPECT_FALSE(Store::open(path));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(BenchStore, AVersionOneStoreGainsTheEngineColumnWhenOpened) {
+  auto dir = std::filesystem::temp_directory_path() / ("ptxforge_store_v1_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "bench.db").string();
+  {  // the rounds table as version 1 made it, without on_engine
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    const char* v1 = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO meta VALUES('schema_version', '1');
+CREATE TABLE rounds(
+  cell TEXT NOT NULL, sample INTEGER NOT NULL, round INTEGER NOT NULL, verdict TEXT NOT NULL, stage TEXT NOT NULL,
+  extracted INTEGER NOT NULL, checked INTEGER NOT NULL, assembled INTEGER NOT NULL, passed INTEGER NOT NULL,
+  gpu_verified INTEGER NOT NULL, no_gpu INTEGER NOT NULL, speedup_vs_nvcc REAL NOT NULL, speedup_vs_library REAL NOT NULL,
+  registers INTEGER NOT NULL, spill_bytes INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
+  cached INTEGER NOT NULL, seed TEXT NOT NULL, gpu INTEGER NOT NULL, failure_kind TEXT NOT NULL, error_ids TEXT NOT NULL,
+  families INTEGER NOT NULL, in_sass INTEGER NOT NULL, executed INTEGER NOT NULL, record TEXT NOT NULL,
+  PRIMARY KEY(cell, sample, round));)sql";
+    ASSERT_EQ(sqlite3_exec(db, v1, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  auto [cells, rounds] = sample_bench();
+  rounds[0].summary.on_engine = true;
+  {
+    auto s = Store::open(path);
+    ASSERT_TRUE(s) << s.error().message;
+    EXPECT_EQ(s->meta("schema_version"), std::to_string(kSchemaVersion));
+    std::vector<RoundRow> mine;
+    for (auto& r : rounds)
+      if (r.cell == cells[0].id) mine.push_back(r);
+    ASSERT_TRUE(s->put_cell(cells[0], mine));
+  }
+  auto s = Store::open(path);
+  ASSERT_TRUE(s) << s.error().message;
+  auto back = s->rounds();
+  ASSERT_TRUE(back && !back->empty());
+  EXPECT_TRUE(back->front().summary.on_engine);
   std::filesystem::remove_all(dir);
 }
 

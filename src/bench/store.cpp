@@ -18,7 +18,7 @@ using nlohmann::json;
 
 namespace {
 
-// Version 1. Every table but meta and cells is keyed by (cell, sample, round).
+// Version 2. Every table but meta and cells is keyed by (cell, sample, round).
 const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS cells(
@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS rounds(
   registers INTEGER NOT NULL, spill_bytes INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
   cached INTEGER NOT NULL, seed TEXT NOT NULL, gpu INTEGER NOT NULL, failure_kind TEXT NOT NULL, error_ids TEXT NOT NULL,
   families INTEGER NOT NULL, in_sass INTEGER NOT NULL, executed INTEGER NOT NULL, record TEXT NOT NULL,
-  PRIMARY KEY(cell, sample, round));
+  on_engine INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(cell, sample, round));
 CREATE TABLE IF NOT EXISTS stages(cell TEXT, sample INTEGER, round INTEGER, stage TEXT, status TEXT, seconds REAL, summary TEXT);
 CREATE TABLE IF NOT EXISTS timings(cell TEXT, sample INTEGER, round INTEGER, size_set TEXT, candidate_ms REAL,
   reference_ms REAL, library TEXT, library_ms REAL, trials INTEGER);
@@ -120,6 +120,11 @@ Result<Store> Store::open(const std::string& path) {
   Store s(db);
   if (auto st = s.exec(kSchema); !st) return Error{fmt::format("{} is not a results store: {}", path, st.error().message)};
   auto v = s.meta("schema_version");
+  if (v && *v == "1") {  // a bench begun before rounds.on_engine: its rounds ran before the CPU engine existed
+    if (auto st = s.exec("ALTER TABLE rounds ADD COLUMN on_engine INTEGER NOT NULL DEFAULT 0"); !st)
+      return Error{fmt::format("cannot upgrade the results store {}: {}", path, st.error().message)};
+    v.reset();
+  }
   if (!v) {
     if (auto st = s.set_meta("schema_version", std::to_string(kSchemaVersion)); !st) return st.error();
   } else if (*v != std::to_string(kSchemaVersion)) {
@@ -172,7 +177,7 @@ Status Store::put_cell(const CellRow& c, const std::vector<RoundRow>& rounds) {
                               c.cost_usd, c.priced)
                            .run())
     return fail("the cell");
-  Stmt round(db_, "INSERT INTO rounds VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  Stmt round(db_, "INSERT INTO rounds VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   Stmt stage(db_, "INSERT INTO stages VALUES(?,?,?,?,?,?,?)");
   Stmt timing(db_, "INSERT INTO timings VALUES(?,?,?,?,?,?,?,?,?)");
   Stmt resource(db_, "INSERT INTO resources VALUES(?,?,?,?,?,?,?,?)");
@@ -186,7 +191,7 @@ Status Store::put_cell(const CellRow& c, const std::vector<RoundRow>& rounds) {
     if (!round.all(c.id, s.sample, s.round, s.verdict, s.stage, s.extracted, r.checked, s.assembled, s.passed, s.gpu_verified,
                    s.no_gpu, s.speedup_vs_nvcc, s.speedup_vs_library, s.registers, s.spill_bytes, s.prompt_tokens,
                    s.completion_tokens, s.cached, task::seed_text(s.seed), s.gpu, r.failure_kind, ids, r.families, r.in_sass,
-                   r.executed, r.record)
+                   r.executed, r.record, s.on_engine)
              .run())
       return fail("a round");
     if (r.record.empty()) continue;
@@ -294,6 +299,7 @@ Result<std::vector<RoundRow>> Store::rounds() const {
     r.in_sass = static_cast<int>(s.integer(23));
     r.executed = static_cast<int>(s.integer(24));
     r.record = s.text(25);
+    m.on_engine = s.integer(26) != 0;
     out.push_back(std::move(r));
   }
   return out;

@@ -17,7 +17,8 @@ struct sqlite3;  // <sqlite3.h>, included by store.cpp alone
 
 namespace ptxforge::bench {
 
-constexpr int kSchemaVersion = 1;
+// Version 2 added rounds.on_engine; a version 1 store gains it (0) when opened.
+constexpr int kSchemaVersion = 2;
 
 // A cell as the store holds it.
 struct CellRow {
