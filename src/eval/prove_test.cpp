@@ -116,6 +116,12 @@ TEST_F(ProveTest, AnInstrumentedCopyRunsOnceAndItsCountsProveExecution) {
   EXPECT_EQ(prove->status, StageStatus::passed) << prove->summary;
   EXPECT_NE(prove->summary.find("executed (warp executions: add.f32 8192, bra 24)"), std::string::npos)
       << prove->summary << " (two cases)";
+  // The counts sum held-back cases too: the model reads the verdict without them.
+  EXPECT_TRUE(prove->held_back);
+  const std::string& model = prove->text(Audience::model);
+  EXPECT_TRUE(model.starts_with("all 2 required instruction families ") && model.ends_with(" and executed")) << model;
+  EXPECT_EQ(model.find("warp executions"), std::string::npos) << model;
+  EXPECT_EQ(model.find("8192"), std::string::npos) << model;
   ASSERT_EQ(r.proofs.size(), 2u);
   EXPECT_EQ(r.proofs[0].executed, true);
   EXPECT_EQ(r.proofs[0].executed_warps, 8192u);
