@@ -3,8 +3,9 @@
 # that merges the shards and writes the reports. The definition must list its seeds
 # (sharding needs them). Submit from a checkout on a shared filesystem:
 #   sbatch --array=0-7 examples/bench-slurm.sh my-bench.toml results/my-bench
-# and, when the array is done, the merge (or chain it with --dependency=afterok:<array id>):
-#   MERGE=1 sbatch --array=0 examples/bench-slurm.sh my-bench.toml results/my-bench
+# and, when the array is done, the merge (or chain it with --dependency=afterok:<array id>),
+# which needs no GPU (the command line overrides the #SBATCH lines below):
+#   MERGE=1 sbatch --array=0 --gpus-per-node=0 --cpus-per-task=1 examples/bench-slurm.sh my-bench.toml results/my-bench
 #SBATCH --job-name=ptxforge-bench
 #SBATCH --gpus-per-node=8
 #SBATCH --cpus-per-task=32
