@@ -26,12 +26,14 @@ namespace fs = std::filesystem;
 // Lower ranks lie below; two folders of one rank stand beside each other and include neither.
 const std::map<std::string, int> kRank = {
     {"util", 0}, {"ptx", 1}, {"toolchain", 1}, {"llm", 1}, {"task", 2}, {"gpu", 3},  {"worker", 4},
-    {"eval", 4}, {"emu", 4}, {"agent", 5}, {"bench", 6}, {"data", 6},  {"tools", 7}, {"testing", 8},
+    {"eval", 4}, {"emu", 4}, {"agent", 5}, {"bench", 6}, {"data", 6}, {"serve", 6}, {"tools", 7}, {"testing", 8},
 };
 // Folders that may include only the folders named (besides themselves), tighter than their rank:
 // the CPU engine runs hostile PTX in its own process and needs no toolchain, model or network.
 const std::map<std::string, std::set<std::string>> kOnly = {
     {"emu", {"util", "ptx", "task", "gpu"}},
+    // The service runs candidates only through eval (the worker and the engine are processes).
+    {"serve", {"util", "ptx", "toolchain", "llm", "task", "gpu", "eval", "agent"}},
 };
 
 struct Source {

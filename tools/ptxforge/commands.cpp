@@ -27,6 +27,7 @@ const std::vector<Command>& commands() {
       {"data", "training data: ISA dictionary, CUDA/PTX pairs, broken/fixed pairs, repair pairs, chat export (isa, pairs, mutate, fixit, export)", cmd_data},
       {"fixit", "let a model repair other sessions' failed kernels through the loop; verified repairs become training pairs", cmd_fixit},
       {"suite", "list, show and validate the task suite", cmd_suite},
+      {"serve", "verification over HTTP: clients submit candidates, runs are stored and verified on GPUs or the CPU engine", cmd_serve},
       {"doctor", "report the GPU and the CUDA toolchain, and what is missing", cmd_doctor},
       {"worker", "the isolated GPU worker that run starts (internal)", cmd_worker},
       {"emu-worker", "the CPU engine's process that run --device cpu starts (internal)", cmd_emu_worker},

@@ -36,6 +36,7 @@ int cmd_task(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
 int cmd_data(const std::vector<std::string>& args);
 int cmd_fixit(const std::vector<std::string>& args);
+int cmd_serve(const std::vector<std::string>& args);
 
 }  // namespace ptxforge::cli
 
