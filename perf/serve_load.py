@@ -50,9 +50,14 @@ LISTENING = re.compile(r"ptxforge serve: listening on (http://[^\s]+)")
 
 # ---- The server ----
 
+# Where runs verify: "cpu" (the CPU engine, the default) or "gpu" with --gpus (then the server has
+# GPU workers only and the one-process comparison runs `ptxforge run --device gpu`).
+DEVICE = "cpu"
+GPUS = "none"
+
 class Server:
     def __init__(self, binary: str, db: Path, cpu_workers: int, extra=()):
-        self.args = [binary, "serve", "--listen", "127.0.0.1:0", "--cpu-workers", str(cpu_workers), "--gpus", "none",
+        self.args = [binary, "serve", "--listen", "127.0.0.1:0", "--cpu-workers", str(cpu_workers), "--gpus", GPUS,
                      "--db", str(db), *extra]
         self.proc = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
         self.url = None
@@ -144,7 +149,7 @@ def load_level(url: str, ptx: str, clients: int, seconds: float) -> dict:
             text = f"{ptx}\n// load candidate {clients}-{n}\n"  # unique text: no cache can answer it
             t0 = time.monotonic()
             try:
-                view = client.run(TASK, text, device="cpu", wait=600)
+                view = client.run(TASK, text, device=DEVICE, wait=600)
             except ClientError as e:
                 with lock:
                     errors.append(str(e)[:200])
@@ -169,7 +174,7 @@ def load_level(url: str, ptx: str, clients: int, seconds: float) -> dict:
 
 
 def cold_processes(binary: str, ptx: str, seconds: float) -> dict:
-    """One `ptxforge run --device cpu --json` process per candidate, one after another."""
+    """One `ptxforge run --device DEVICE --json` process per candidate, one after another."""
     lat, passed = [], 0
     with tempfile.TemporaryDirectory() as d:
         f = Path(d) / "cand.ptx"
@@ -178,11 +183,11 @@ def cold_processes(binary: str, ptx: str, seconds: float) -> dict:
         start = time.monotonic()
         while time.monotonic() < deadline:
             t0 = time.monotonic()
-            r = subprocess.run([binary, "run", TASK, str(f), "--device", "cpu", "--json"], capture_output=True,
+            r = subprocess.run([binary, "run", TASK, str(f), "--device", DEVICE, "--json"], capture_output=True,
                                text=True, cwd=str(ROOT))
             lat.append(time.monotonic() - t0)
             try:
-                passed += reward(json.loads(r.stdout)[0]) == 1.0
+                passed += json.loads(r.stdout)[0].get("passed") is True
             except (ValueError, IndexError, KeyError):
                 pass
         elapsed = time.monotonic() - start
@@ -212,12 +217,12 @@ def wait_all(client: Client, ids: list[str], budget_s: float) -> dict:
 
 def fault_worker_kill(url: str, server: Server, ptx: str, n: int) -> dict:
     client = Client(url, timeout=120, retries=8)
-    ids = [client.submit(TASK, f"{ptx}\n// wk {i}\n", device="cpu", seeds=3) for i in range(n)]
+    ids = [client.submit(TASK, f"{ptx}\n// wk {i}\n", device=DEVICE, seeds=3) for i in range(n)]
     killed = None
     deadline = time.monotonic() + 60
     while killed is None and time.monotonic() < deadline:
         for pid in descendants(server.proc.pid):
-            if "emu-worker" in cmdline(pid):
+            if ("emu-worker" if DEVICE == "cpu" else "worker") in cmdline(pid):
                 try:
                     os.kill(pid, signal.SIGKILL)
                     killed = pid
@@ -240,7 +245,7 @@ def fault_server_kill(binary: str, workers: int, ptx: str, n: int) -> dict:
         db = Path(d) / "kill.db"
         s = Server(binary, db, workers)
         client = Client(s.url, timeout=120, retries=8)
-        ids = [client.submit(TASK, f"{ptx}\n// sk {i}\n", device="cpu", seeds=3) for i in range(n)]
+        ids = [client.submit(TASK, f"{ptx}\n// sk {i}\n", device=DEVICE, seeds=3) for i in range(n)]
         # Kill once the first few runs are done, so the batch is part done, part running, part queued.
         done_before = 0
         for rid in ids[: max(1, n // 8)]:
@@ -252,7 +257,7 @@ def fault_server_kill(binary: str, workers: int, ptx: str, n: int) -> dict:
         c2 = Client(s2.url, timeout=120, retries=8)
         views = wait_all(c2, ids, 600)
         done = [v for v in views.values() if v.get("state") == "done"]
-        passed = sum(reward(v["record"]) == 1.0 for v in done)
+        passed = sum(v["record"].get("passed") is True for v in done)
         rc = s2.stop()
     return {"runs": n, "done_before_kill": done_before, "restart_s": round(restart_s, 2),
             "done_after_restart": len(done), "lost": n - len(done), "passed": passed, "exit_after_sigterm": rc}
@@ -266,7 +271,7 @@ def fault_hang(url: str, ptx: str) -> dict:
     def run():
         t0 = time.monotonic()
         try:
-            v = client.run(TASK, spin, device="cpu", timeout_s=5, wait=300)
+            v = client.run(TASK, spin, device=DEVICE, timeout_s=5, wait=300)
             result.update(verdict=v["record"]["verdict"][:160], reward=reward(v["record"]))
         except ClientError as e:
             result.update(error=str(e)[:200])
@@ -348,10 +353,10 @@ def fault_malformed(url: str, ptx: str) -> dict:
             conn.close()
     elapsed = time.monotonic() - t0
     client = Client(url, timeout=120, retries=4)
-    after = client.run(TASK, ptx, device="cpu", wait=300)
+    after = client.run(TASK, ptx, device=DEVICE, wait=300)
     return {"requests": 1000, "seconds": round(elapsed, 2), "by_status": {str(k): v for k, v in statuses.items()},
             "findings": len(failures), "first_findings": failures[:5], "health_after": _health(client),
-            "valid_run_after_passes": reward(after["record"]) == 1.0}
+            "valid_run_after_passes": after["record"].get("passed") is True}
 
 
 def _health(client: Client) -> bool:
@@ -372,18 +377,23 @@ def main() -> int:
     ap.add_argument("--fault-runs", type=int, default=16, help="runs per fault batch")
     ap.add_argument("--no-load", action="store_true")
     ap.add_argument("--no-faults", action="store_true")
+    ap.add_argument("--gpus", help="verify on these GPUs (serve's --gpus, e.g. 0) instead of the CPU engine; "
+                    "the server then has GPU workers only (--cpu-workers is ignored)")
     ap.add_argument("--out", default="serve_load.json")
     args = ap.parse_args()
+    global DEVICE, GPUS
+    if args.gpus:
+        DEVICE, GPUS, args.cpu_workers = "gpu", args.gpus, 0
     binary = args.bin or find_binary()
     ptx = (ROOT / "tasks/level1/vector_add/solution.ptx").read_text()
-    report: dict = {"binary": binary, "cpu_workers": args.cpu_workers, "cpus": os.cpu_count(),
+    report: dict = {"binary": binary, "device": DEVICE, "gpus": GPUS, "cpu_workers": args.cpu_workers, "cpus": os.cpu_count(),
                     "seconds_per_level": args.seconds, "load": [], "faults": {}}
     with tempfile.TemporaryDirectory() as d:
         server = Server(binary, Path(d) / "serve.db", args.cpu_workers)
-        print(f"server {server.url} (pid {server.proc.pid}), {args.cpu_workers} CPU workers", flush=True)
+        print(f"server {server.url} (pid {server.proc.pid}), GPUs {GPUS}, {args.cpu_workers} CPU workers", flush=True)
         try:
             if not args.no_load:
-                Client(server.url).run(TASK, ptx, device="cpu", wait=300)  # warm: the reference, the workers
+                Client(server.url).run(TASK, ptx, device=DEVICE, wait=300)  # warm: the reference, the workers
                 for n in (int(x) for x in args.levels.split(",")):
                     row = load_level(server.url, ptx, n, args.seconds)
                     report["load"].append(row)
