@@ -66,6 +66,42 @@ check "after a restart, GET answers the stored run (got $code)" \
 stop
 check "the second server exits 0 too (got $rc)" "((rc == 0))"
 
+# SIGTERM with a run still going: after --grace the server exits 0 at once (not when the run's
+# own limit ends), and the run, still "running" in the database, runs again after a restart.
+start_with() {
+  "$ptxforge" serve --listen 127.0.0.1:0 --cpu-workers 1 --gpus none --db "$tmp/serve.db" "${@:2}" 2>"$tmp/$1.err" &
+  pid=$!
+  port=
+  for _ in $(seq 600); do
+    port=$(sed -n 's|^ptxforge serve: listening on http://127\.0\.0\.1:\([0-9]*\) .*|\1|p' "$tmp/$1.err")
+    [[ -n $port ]] && return 0
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "the server did not start:"; cat "$tmp/$1.err"; exit 1
+}
+start_with third --grace 1
+sed 's/^\(\s*\)ret;/\1SPIN: bra.uni SPIN;\n\1ret;/' "$root/tasks/level1/vector_add/solution.ptx" >"$tmp/spin.ptx"
+python3 -c "import json,sys; print(json.dumps({'task': 'vector_add', 'candidate': open(sys.argv[1]).read(), 'timeout_s': 60}))" \
+  "$tmp/spin.ptx" >"$tmp/spin.json"
+curl -s -o "$tmp/spin-run.json" -H 'Content-Type: application/json' --data-binary @"$tmp/spin.json" "http://127.0.0.1:$port/v1/runs"
+spin_id=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['id'])" "$tmp/spin-run.json" 2>/dev/null)
+for _ in $(seq 100); do  # until a worker has taken it
+  curl -s "http://127.0.0.1:$port/v1/runs/$spin_id" | grep -q '"state":"running"' && break
+  sleep 0.1
+done
+t0=$SECONDS
+stop
+check "SIGTERM with a run going: exit 0 (got $rc) within the grace, not the run's 240 s ($((SECONDS - t0)) s)" \
+  "((rc == 0 && SECONDS - t0 < 60))"
+check "it says the run will run again" "grep -q 'will run again after the next start' '$tmp/third.err'"
+start_with fourth --grace 1
+curl -s "http://127.0.0.1:$port/v1/runs/$spin_id" >"$tmp/spin-again.json"
+check "after the restart the run is queued or running again" \
+  "py '$tmp/spin-again.json' 'd[\"state\"] in (\"queued\", \"running\")'"
+stop
+check "and that server exits 0 as well (got $rc)" "((rc == 0))"
+
 # An open address without tokens is refused before anything starts.
 "$ptxforge" serve --listen 0.0.0.0:0 --cpu-workers 1 --db "$tmp/other.db" 2>"$tmp/open.err"
 rc=$?

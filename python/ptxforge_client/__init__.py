@@ -9,10 +9,10 @@ docs/serve.md describes the HTTP API, the client and the reward's shaping.
 """
 
 from .client import RUN_OPTIONS, ApiError, Client, ClientError, ConnectionFailed, RunTimeout
-from .reward import CORRECT, PENALTIES, SPEED_MAX, SPEED_MIN, SPEED_SLOPE, explain, reward
+from .reward import CORRECT, PENALTIES, SPEED_MAX, SPEED_MIN, SPEED_SLOPE, UNSUPPORTED, explain, reward
 
 __version__ = "0.1.0"
 __all__ = [
     "Client", "ClientError", "ApiError", "ConnectionFailed", "RunTimeout", "RUN_OPTIONS",
-    "reward", "explain", "PENALTIES", "CORRECT", "SPEED_SLOPE", "SPEED_MIN", "SPEED_MAX",
+    "reward", "explain", "PENALTIES", "CORRECT", "SPEED_SLOPE", "SPEED_MIN", "SPEED_MAX", "UNSUPPORTED",
 ]

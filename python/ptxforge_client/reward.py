@@ -3,10 +3,13 @@
 A reward is what a policy learns to maximise, so every way to earn it without writing a fast,
 correct kernel is a way the policy will find. The shaping below follows from that:
 
-- No verdict, no reward: a record that was not verified (the CPU engine does not run an
-  instruction, no device, the server could not start a worker), or one that is malformed or
-  contradicts itself, gives None. The trainer must drop or re-run that sample: reading it as 0
-  would teach the policy that unsupported instructions are a safe middle ground.
+- No verdict, no reward: a record that was not verified (no device, the server could not start
+  a worker), or one that is malformed or contradicts itself, gives None. The trainer must drop
+  or re-run that sample: reading it as 0 would make that outcome a safe middle ground.
+- A kernel the CPU engine does not run (failure kind "unsupported") is scored as a failed verify
+  by default (UNSUPPORTED). The candidate chose the instruction, so a None here would be a hedge:
+  a wrong kernel plus one dead instruction the engine lacks would turn a penalty into a dropped
+  sample. A trainer that re-runs such samples on a GPU passes unsupported=None to get None.
 - A failure costs a stated penalty per stage (PENALTIES). Later stages cost less, so a candidate
   that assembles earns more than one that does not, with two exceptions: failing `prove` (correct
   output without the instruction family the task requires) costs as much as failing to assemble,
@@ -29,7 +32,7 @@ from __future__ import annotations
 import math
 from typing import Any, Optional, Tuple
 
-__all__ = ["reward", "explain", "PENALTIES", "CORRECT", "SPEED_SLOPE", "SPEED_MIN", "SPEED_MAX"]
+__all__ = ["reward", "explain", "PENALTIES", "CORRECT", "SPEED_SLOPE", "SPEED_MIN", "SPEED_MAX", "UNSUPPORTED"]
 
 CORRECT = 1.0
 SPEED_SLOPE = 0.25  # per doubling of the speedup
@@ -43,26 +46,36 @@ PENALTIES = {
     "verify": -0.6,    # wrong output, a fault, a crash, a hang
     "sanitize": -0.6,  # right output with a memory error or race: as wrong as a wrong output
 }
-# Failure kinds that are the server's or the engine's, never the candidate's: no verdict.
-_NOT_A_VERDICT = {"driver", "unsupported"}
+# The default for a kernel the CPU engine does not run: a failed verify (see above).
+UNSUPPORTED = PENALTIES["verify"]
+# Failure kinds that are the server's, never the candidate's: no verdict.
+_NOT_A_VERDICT = {"driver"}
+_DEFAULT = object()  # unsupported= not given
 _REQUIRED = (("passed", bool), ("gpu_verified", bool), ("verified_by", str), ("stages", list), ("flags", list))
 
 
-def reward(record: Any, baseline: str = "reference") -> Optional[float]:
+def reward(record: Any, baseline: str = "reference", unsupported: Any = _DEFAULT) -> Optional[float]:
     """The scalar for one record (or a run view holding one); None when there is no verdict.
 
     baseline: "reference" (nvcc's kernel for the task, timed on every task) or "library" (the
     vendor library where the task names one, else the reference).
+    unsupported: the reward of a kernel the CPU engine does not run (default UNSUPPORTED, a
+    failed verify); None for a trainer that re-runs those samples on a GPU.
     """
-    return explain(record, baseline)[0]
+    return explain(record, baseline, unsupported)[0]
 
 
-def explain(record: Any, baseline: str = "reference") -> Tuple[Optional[float], str]:
+def explain(record: Any, baseline: str = "reference", unsupported: Any = _DEFAULT) -> Tuple[Optional[float], str]:
     """reward() and the reason for it in a few words, for logs and tables."""
     if baseline not in ("reference", "library"):
         raise ValueError("baseline is 'reference' or 'library'")
+    if unsupported is _DEFAULT:
+        unsupported = UNSUPPORTED
+    elif unsupported is not None and not (isinstance(unsupported, (int, float)) and not isinstance(unsupported, bool)
+                                          and math.isfinite(unsupported)):
+        raise ValueError("unsupported is a finite number or None")
     try:
-        return _score(record, baseline)
+        return _score(record, baseline, unsupported)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
         # Whatever shape a record has, a malformed one is "no verdict", never an exception.
         return None, f"malformed record ({type(e).__name__})"
@@ -76,7 +89,7 @@ def _status(stage: dict) -> str:
     return s.strip().lower().replace(" ", "_")
 
 
-def _score(record: Any, baseline: str) -> Tuple[Optional[float], str]:
+def _score(record: Any, baseline: str, unsupported: Optional[float]) -> Tuple[Optional[float], str]:
     if isinstance(record, dict) and "passed" not in record and isinstance(record.get("record"), dict):
         record = record["record"]  # a run view: its record
     if not isinstance(record, dict):
@@ -97,6 +110,10 @@ def _score(record: Any, baseline: str) -> Tuple[Optional[float], str]:
     failed = [name for name, status in stages.items() if status == "failed" and name in PENALTIES]
     if kind in _NOT_A_VERDICT and set(failed) <= {"verify"}:
         return None, f"not verified ({kind})"
+    if kind == "unsupported" and set(failed) <= {"verify"} and not record["flags"]:
+        if unsupported is None:
+            return None, "not verified (unsupported by the CPU engine)"
+        return float(unsupported), "not verified: the CPU engine does not run it (scored as a failed verify)"
     if record["flags"]:
         failed.append("time")  # a suspicious time let through is a failed time stage
     if failed:

@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from ptxforge_client import CORRECT, PENALTIES, SPEED_MAX, SPEED_MIN, explain, reward
+from ptxforge_client import CORRECT, PENALTIES, SPEED_MAX, SPEED_MIN, UNSUPPORTED, explain, reward
 
 STAGES = ("check", "assemble", "verify", "time", "prove")
 
@@ -187,11 +187,25 @@ def test_string_booleans_are_not_truthy():
 
 # ---- No verdict ----
 
-def test_not_verified_is_none():
-    # The CPU engine does not run an instruction: verify skipped, failure kind unsupported.
+def test_unsupported_by_the_engine_is_a_failed_verify_unless_the_trainer_reruns_it():
+    # The CPU engine does not run an instruction: verify skipped, failure kind unsupported. The
+    # candidate chose it: a wrong kernel plus one dead instruction the engine lacks must not turn
+    # a penalty into a dropped sample.
     r = record({"verify": "skipped", "time": "not run", "prove": "not run"}, verified_by="none",
-               failure={"kind": "unsupported", "message": "wgmma", "where": "verify"})
-    assert r["passed"] is False and reward(r) is None
+               failure={"kind": "unsupported", "message": "testp", "where": ""})
+    assert r["passed"] is False
+    assert reward(r) == UNSUPPORTED == PENALTIES["verify"]
+    assert "CPU engine" in explain(r)[1]
+    # A trainer that re-runs those samples on a GPU asks for None.
+    assert reward(r, unsupported=None) is None
+    assert reward(r, unsupported=-0.7) == -0.7
+    with pytest.raises(ValueError):
+        reward(r, unsupported=float("nan"))
+    with pytest.raises(ValueError):
+        reward(r, unsupported=True)
+
+
+def test_not_verified_is_none():
     # No GPU or driver: even a verify marked failed is the server's problem, not the candidate's.
     r = record({"verify": "FAILED"}, verified_by="none", failure={"kind": "driver", "message": "", "where": ""})
     assert reward(r) is None

@@ -18,6 +18,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Handlers run on their connection's thread, inside process_request.
+thread_local bool t_close_after_request = false;
+
 // Waits for `events` on `fd` for at most `limit`; true when they came.
 bool wait_for(int fd, short events, std::chrono::milliseconds limit) {
   pollfd p{fd, events, 0};
@@ -51,7 +54,11 @@ void address_of(int fd, bool peer, std::string& ip, int& port) {
 class DeadlineStream : public httplib::Stream {
  public:
   DeadlineStream(int fd, const ConnectionLimits& limits) : fd_(fd), limits_(limits) {}
-  void start_request() { deadline_ = Clock::now() + limits_.request_read_timeout; }
+  void start_request() {
+    deadline_ = Clock::now() + limits_.request_read_timeout;
+    // What the last request left buffered belongs to this one.
+    read_ = 0;
+  }
   bool has_buffered() const { return pos_ < len_; }
   bool expired() const { return expired_; }  // a request met its deadline: the connection ends
 
@@ -77,8 +84,13 @@ class DeadlineStream : public httplib::Stream {
       pos_ = 0, len_ = size_t(n);
     }
     size_t n = std::min(size, len_ - pos_);
+    if (read_ + n > limits_.request_max_bytes) {
+      expired_ = true;  // a request larger than any the service takes: the connection ends
+      return -1;
+    }
     std::memcpy(ptr, buf_ + pos_, n);
     pos_ += n;
+    read_ += n;
     return ssize_t(n);
   }
 
@@ -105,10 +117,13 @@ class DeadlineStream : public httplib::Stream {
   Clock::time_point deadline_ = Clock::now();
   char buf_[4096];
   size_t pos_ = 0, len_ = 0;
+  size_t read_ = 0;  // bytes this request has read
   bool expired_ = false;
 };
 
 }  // namespace
+
+void close_connection_after_request() { t_close_after_request = true; }
 
 void GuardedServer::close_listener() {
   socket_t s = svr_sock_.exchange(INVALID_SOCKET);
@@ -132,8 +147,9 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
     if (!readable || svr_sock_ == INVALID_SOCKET) break;
     strm.start_request();
     bool closed = false;
+    t_close_after_request = false;
     ok = process_request(strm, served + 1 == limits_.keep_alive_max_requests, closed, nullptr);
-    if (!ok || closed || strm.expired()) break;
+    if (!ok || closed || strm.expired() || t_close_after_request) break;
   }
   ::shutdown(sock, SHUT_RDWR);
   ::close(sock);

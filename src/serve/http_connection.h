@@ -22,7 +22,15 @@ struct ConnectionLimits {
   std::chrono::milliseconds io_timeout{10000};
   std::chrono::milliseconds keep_alive_timeout{5000};
   size_t keep_alive_max_requests = 100;
+  // Bytes one request may send, line and headers and body together: cpp-httplib caps a header
+  // line's length but not how many lines there are, and reads a chunked or compressed body past
+  // the Content-Length limit; past this budget the connection is closed.
+  size_t request_max_bytes = (size_t{4} << 20) + (size_t{64} << 10);
 };
+
+// From a handler: end the connection once this request is answered (a request whose body was
+// refused unread, so nothing after it on the connection can be read as a request).
+void close_connection_after_request();
 
 class GuardedServer : public httplib::Server {
  public:

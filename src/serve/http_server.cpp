@@ -50,6 +50,23 @@ void send_json(Response& res, int status, const json& body) {
   res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
+// Room for a request's line and headers beside its body (ConnectionLimits::request_max_bytes).
+constexpr size_t kMaxHeaderBytes = size_t{64} << 10;
+
+// A body the server does not take: chunked (its length is not declared, so the body limit would
+// not hold) or compressed (it would expand past the limit in memory).
+std::optional<ApiError> refused_encoding(const Request& req) {
+  if (req.has_header("Transfer-Encoding"))
+    return ApiError{ErrorCode::bad_request, "send the body with a Content-Length: a chunked transfer encoding is not taken",
+                    "", "", {}, 0};
+  if (req.has_header("Content-Encoding")) {
+    std::string enc = req.get_header_value("Content-Encoding");
+    if (enc != "identity")
+      return ApiError{ErrorCode::bad_request, "send the body uncompressed: no Content-Encoding is taken", "", "", {}, 0};
+  }
+  return std::nullopt;
+}
+
 bool plausible_run_id(const std::string& id) {
   if (id.empty() || id.size() > 64) return false;
   for (char c : id)
@@ -113,7 +130,8 @@ bool is_loopback_host(const std::string& host) {
 HttpServer::HttpServer(RunService& service, const TaskCatalog& tasks, HttpOptions options)
     : service_(service), tasks_(tasks), options_(std::move(options)) {
   ConnectionLimits c{options_.request_read_timeout, options_.io_timeout, options_.keep_alive_timeout,
-                     std::max<size_t>(1, options_.keep_alive_max_requests)};
+                     std::max<size_t>(1, options_.keep_alive_max_requests),
+                     options_.limits.max_body_bytes + kMaxHeaderBytes};
   auto server = std::make_unique<GuardedServer>(c);
   size_t threads = options_.threads, pending = options_.pending_connections;
   server->new_task_queue = [threads, pending] { return new BoundedPool(threads, pending); };
@@ -201,6 +219,16 @@ void HttpServer::routes() {
   // Authentication comes before routing, so that without a token even a route's existence is
   // not answered under /v1/.
   s.set_pre_routing_handler([this](const Request& req, Response& res) {
+    // Before the body is read: only a plain body of a declared length is taken. A chunked body
+    // would pass the Content-Length limit, and a compressed one expand past it in memory.
+    if (auto refused = refused_encoding(req)) {
+      answer_error(res, *refused);
+      res.status = req.has_header("Transfer-Encoding") ? 411 : 415;
+      res.set_header("Connection", "close");
+      close_connection_after_request();
+      count(res.status);
+      return httplib::Server::HandlerResponse::Handled;
+    }
     bool guarded = req.path.rfind("/v1/", 0) == 0 || req.path == "/v1" || req.path == "/metrics";
     if (options_.tokens.empty() || !guarded) return httplib::Server::HandlerResponse::Unhandled;
     std::string header = req.get_header_value("Authorization");  // the view below points into it

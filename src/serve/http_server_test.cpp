@@ -482,6 +482,77 @@ TEST_F(HttpServerTest, ClientThatHangsUpMidBody) {
   EXPECT_TRUE(fake_.received.empty());
 }
 
+// Reads what the server says on `fd` until it closes (or 30 s pass); "" when it said nothing.
+std::string read_until_closed(int fd, bool& closed) {
+  std::string answer;
+  char buf[4096];
+  closed = false;
+  for (;;) {
+    pollfd q{fd, POLLIN, 0};
+    if (::poll(&q, 1, 30000) <= 0) return answer;
+    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) {
+      closed = true;
+      return answer;
+    }
+    answer.append(buf, size_t(n));
+  }
+}
+
+// A chunked body has no declared length, so the body limit would not hold for it: refused
+// before a byte of it is read, whatever follows.
+TEST_F(HttpServerTest, AChunkedBodyIsRefusedBeforeItIsRead) {
+  start();
+  int fd = raw_connect();
+  std::string head = "POST /v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     "Transfer-Encoding: chunked\r\n\r\n100000\r\n";
+  ASSERT_GT(::send(fd, head.data(), head.size(), MSG_NOSIGNAL), 0);
+  std::string chunk(64 << 10, ' ');
+  for (int i = 0; i < 4 && ::send(fd, chunk.data(), chunk.size(), MSG_DONTWAIT | MSG_NOSIGNAL) > 0; ++i) {
+  }
+  bool closed = false;
+  std::string answer = read_until_closed(fd, closed);
+  ::close(fd);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 411", 0), 0u) << answer.substr(0, 300);
+  EXPECT_NE(answer.find("\"bad_request\""), std::string::npos) << answer.substr(0, 300);
+  EXPECT_TRUE(closed);
+  EXPECT_TRUE(fake_.received.empty());
+  EXPECT_EQ(client().Get("/healthz")->status, 200);
+}
+
+// A compressed body would expand past the limit in memory (500 MiB of zeros gzip to 0.5 MB).
+TEST_F(HttpServerTest, ACompressedBodyIsRefused) {
+  start();
+  httplib::Headers h = {{"Content-Encoding", "gzip"}};
+  auto r = client().Post("/v1/runs", h, std::string(64, 'x'), "application/json");
+  expect_error(r, 415, "bad_request");
+  EXPECT_TRUE(fake_.received.empty());
+  EXPECT_EQ(client().Get("/healthz")->status, 200);
+}
+
+// httplib caps each header line but not their number: a request past the byte budget (its
+// headers here, before any token is asked for) ends its connection, and the server goes on.
+TEST_F(HttpServerTest, AFloodOfHeadersEndsItsConnection) {
+  HttpOptions o;
+  o.limits.max_body_bytes = 1024;  // budget: 1 KiB of body + 64 KiB of line and headers
+  start(o);
+  int fd = raw_connect();
+  std::string request = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+  while (request.size() < (1u << 20)) request += "X-Pad: aaaaaaaaaaaaaaaaaaaaaaaa\r\n";
+  size_t sent = 0;
+  while (sent < request.size()) {
+    ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    sent += size_t(n);
+  }
+  bool closed = false;
+  std::string answer = read_until_closed(fd, closed);
+  ::close(fd);
+  EXPECT_TRUE(closed);
+  EXPECT_TRUE(answer.empty() || answer.rfind("HTTP/1.1 4", 0) == 0) << answer.substr(0, 200);
+  EXPECT_EQ(client().Get("/healthz")->status, 200);
+}
+
 // A request whose bytes trickle in (each well within the per-read timeout) is dropped at its
 // deadline: slowly (the server waits on an empty socket) and briskly (a byte always waiting).
 class TricklingRequest : public HttpServerTest, public ::testing::WithParamInterface<int> {};

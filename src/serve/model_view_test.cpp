@@ -350,6 +350,10 @@ TEST(ModelView, ARealPassOnTheEngine) {
   std::string text = j.dump();
   for (auto& n : kTailNumbers) EXPECT_FALSE(has_number(text, n)) << n;
   EXPECT_FALSE(std::regex_search(text, std::regex("\\b(tail|tiny|odd)\\b"))) << text;
+  // Wall times scale with the held-back sizes (verify and prove run every case): none is left.
+  EXPECT_FALSE(j.contains("check_wall_s")) << text;
+  for (auto& st : j["stages"]) EXPECT_FALSE(st.contains("seconds")) << st.dump();
+  EXPECT_FALSE(j["verify"].contains("seconds")) << text;
 }
 
 }  // namespace

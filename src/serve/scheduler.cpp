@@ -61,6 +61,11 @@ void Scheduler::finish_unrun(const std::string& id, const std::string& task_name
   Verified v = not_carried_out(e ? e->task : named, why);
   if (auto st = store_.mark_done(id, v.record_json, now_ms()); !st) log_error(st.error().message);
   metrics_.finished_without_slot(v);
+  {
+    std::lock_guard lock(m_);
+    ++finished_count_;  // a waiter on this run (an idempotent replay's ?wait) wakes now
+  }
+  finished_.notify_all();
 }
 
 Status Scheduler::recover() {
@@ -184,6 +189,7 @@ Health Scheduler::health() {
   std::lock_guard lock(m_);
   Health h;
   h.queue_depth = queue_.size();
+  h.running = running_.size();
   for (auto& s : slots_) (s.kind == SlotKind::gpu ? h.gpu_workers : h.cpu_workers) += 1;
   h.shutting_down = stopping_;
   return h;
@@ -228,7 +234,14 @@ void Scheduler::serve_slot(size_t index) {
     if (!row || !*row) {
       log_error(row ? fmt::format("run {} vanished from the store", q.id) : row.error().message);
     } else if (auto st = store_.mark_running(q.id, slot.name, now_ms()); !st) {
-      log_error(st.error().message);  // the row stays queued in the store: the next start runs it
+      // The row is still queued in the store: back in the queue, tried again after a pause,
+      // so neither the run nor a waiter on it is stranded until a restart.
+      log_error(st.error().message);
+      std::unique_lock lock(m_);
+      running_.erase(q.id);
+      queue_.push_front(q);
+      work_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_; });
+      continue;
     } else {
       const StoredRun& r = **row;
       const TaskCatalog::Entry* e = catalog_.find(r.request.task);

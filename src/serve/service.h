@@ -61,6 +61,7 @@ struct Health {
   size_t queue_depth = 0;
   int gpu_workers = 0, cpu_workers = 0;
   bool shutting_down = false;
+  size_t running = 0;  // runs on a worker now (after shutdown: those its grace did not see end)
 };
 
 class RunService {

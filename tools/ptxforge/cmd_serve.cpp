@@ -1,11 +1,12 @@
 // ptxforge serve: the verification service (docs/serve.md). Clients POST candidates over HTTP;
 // runs are stored in SQLite before they are answered, verified on the GPUs' workers or the CPU
 // engine, and read back by id. SIGTERM or SIGINT: stop taking runs, let running ones finish
-// (30 s), leave queued ones stored for the next start, exit 0.
+// (--grace, 30 s), leave queued ones stored for the next start, exit 0.
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <thread>
 
@@ -67,7 +68,7 @@ int cmd_serve(const std::vector<std::string>& args) {
   std::vector<std::string> task_dirs;
   int cpu_workers = 2;
   size_t max_queue = 1024, max_inflight = 256, max_body = 4u << 20, max_candidate = 1u << 20, max_batch = 256;
-  double max_timeout = 120;
+  double max_timeout = 120, grace = 30;
   app.add_option("--listen", listen, "HOST:PORT to listen on (port 0: any free port); a host other than loopback needs --token-file")
       ->capture_default_str();
   app.add_option("--gpus", gpus, "GPU workers: none, all (every GPU the driver reports; none without a driver) or ordinals such as 0,1")
@@ -89,6 +90,9 @@ int cmd_serve(const std::vector<std::string>& args) {
       ->check(CLI::Range(size_t(1), size_t(1) << 20))->capture_default_str();
   app.add_option("--max-timeout", max_timeout, "largest timeout_s a client may ask for, in seconds")
       ->check(CLI::Range(1.0, 3600.0))->capture_default_str();
+  app.add_option("--grace", grace,
+                 "seconds running runs get to finish after SIGTERM; those still going then run again after the next start")
+      ->check(CLI::Range(0.0, 3600.0))->capture_default_str();
   if (int rc = parse_args(app, args); rc >= 0) return rc;
 
 #ifndef PTXFORGE_HAVE_HTTP_SERVER
@@ -148,7 +152,9 @@ int cmd_serve(const std::vector<std::string>& args) {
     while (::read(g_signal_pipe[0], &c, 1) < 0 && errno == EINTR) {
     }
     // Shutdown first (new runs get 503, waiting requests return), then stop listening.
-    std::thread drain([&] { (*scheduler)->shutdown(std::chrono::seconds(30)); });
+    std::thread drain([&] {
+      (*scheduler)->shutdown(std::chrono::milliseconds(static_cast<int64_t>(grace * 1000)));
+    });
     server.stop();
     drain.join();
   });
@@ -160,6 +166,16 @@ int cmd_serve(const std::vector<std::string>& args) {
   server.serve();
   on_stop_signal(0);  // serve() ended on its own: let the stopper finish too
   stopper.join();
+  if (size_t left = (*scheduler)->health().running; left > 0) {
+    // The grace is over: the runs still going stay "running" in the store and run again after
+    // the next start (an attempt each). Their workers end with this process (they watch their
+    // parent), and the destructors, which would wait for those runs, are not run.
+    std::cerr << fmt::format("ptxforge serve: stopped; {} run{} still going after the grace period will run again "
+                             "after the next start\n",
+                             left, left == 1 ? "" : "s")
+              << std::flush;
+    std::_Exit(kExitOk);
+  }
   std::cerr << "ptxforge serve: stopped\n";
   return kExitOk;
 #endif
