@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "util/sha256.h"
 #include "eval/sanitize.h"
 #include "eval/stages.h"
 #include "toolchain/nvcc.h"
@@ -59,39 +60,6 @@ std::vector<std::string> cpu_size_sets(const task::Task& t, bool held_back) {
 
 namespace {
 
-// FIPS 180-4, one block at a time.
-struct Sha256 {
-  std::array<uint32_t, 8> h{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  static uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
-  void block(const uint8_t* p) {
-    static constexpr uint32_t k[64] = {
-        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
-        0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
-        0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
-        0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
-        0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
-        0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
-    uint32_t w[64];
-    for (int i = 0; i < 16; ++i)
-      w[i] = uint32_t{p[4 * i]} << 24 | uint32_t{p[4 * i + 1]} << 16 | uint32_t{p[4 * i + 2]} << 8 | uint32_t{p[4 * i + 3]};
-    for (int i = 16; i < 64; ++i) {
-      uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
-      uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
-      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-    }
-    auto v = h;
-    for (int i = 0; i < 64; ++i) {
-      uint32_t t1 = v[7] + (rotr(v[4], 6) ^ rotr(v[4], 11) ^ rotr(v[4], 25)) + ((v[4] & v[5]) ^ (~v[4] & v[6])) + k[i] + w[i];
-      uint32_t t2 = (rotr(v[0], 2) ^ rotr(v[0], 13) ^ rotr(v[0], 22)) + ((v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]));
-      for (int j = 7; j > 0; --j) v[j] = v[j - 1];
-      v[4] += t1;
-      v[0] = t1 + t2;
-    }
-    for (int i = 0; i < 8; ++i) h[i] += v[i];
-  }
-};
-
 std::string nvcc_version_note() {
   auto nvcc = find_cuda_tool("nvcc");
   if (!nvcc) return "nvcc";
@@ -107,19 +75,6 @@ std::string dims(const std::array<uint32_t, 3>& d) { return fmt::format("({},{},
 
 }  // namespace
 
-std::string sha256_hex(std::string_view data) {
-  Sha256 s;
-  std::string tail(data.substr(data.size() - data.size() % 64));
-  for (size_t i = 0; i + 64 <= data.size(); i += 64) s.block(reinterpret_cast<const uint8_t*>(data.data() + i));
-  uint64_t bits = static_cast<uint64_t>(data.size()) * 8;
-  tail.push_back(static_cast<char>(0x80));
-  while (tail.size() % 64 != 56) tail.push_back('\0');
-  for (int i = 7; i >= 0; --i) tail.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
-  for (size_t i = 0; i < tail.size(); i += 64) s.block(reinterpret_cast<const uint8_t*>(tail.data() + i));
-  std::string hex;
-  for (uint32_t w : s.h) hex += fmt::format("{:08x}", w);
-  return hex;
-}
 
 std::string reference_ptx_hash(std::string_view text) {
   constexpr std::string_view kPrefix = "// reference.cu sha256 ";

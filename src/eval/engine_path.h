@@ -40,7 +40,6 @@ Result<ReferencePtx> reference_ptx(const task::Task& t, const std::string& cache
 // The first line scripts/refresh-reference-ptx writes: "// reference.cu sha256 <hex>, nvcc <v>".
 // Returns the hex, or "" when the line is not of that form.
 std::string reference_ptx_hash(std::string_view reference_ptx_text);
-std::string sha256_hex(std::string_view data);
 
 // "'c'[2, 17] (element 1041): expected 3.5, got 0.25, last written by thread (17,0,0) of CTA
 // (8,0,0) at line 44", or "..., never written".

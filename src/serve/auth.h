@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "util/result.h"
+#include "util/sha256.h"
 
 namespace ptxforge::serve {
 
-using Digest = std::array<uint8_t, 32>;
-Digest sha256(std::string_view data);
+using Digest = Sha256Digest;
 
 class TokenSet {
  public:
