@@ -14,9 +14,10 @@ trap '[[ -n $pid ]] && kill -KILL $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 fail=0
 check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
 
-# Starts the server; sets pid and port once it prints its "listening on" line (at most 60 s).
+# start NAME [OPTIONS...]: starts the server (its stderr in $tmp/NAME.err); sets pid and port once
+# it prints its "listening on" line (at most 60 s).
 start() {
-  "$ptxforge" serve --listen 127.0.0.1:0 --cpu-workers 1 --gpus none --db "$tmp/serve.db" 2>"$tmp/$1.err" &
+  "$ptxforge" serve --listen 127.0.0.1:0 --cpu-workers 1 --gpus none --db "$tmp/serve.db" "${@:2}" 2>"$tmp/$1.err" &
   pid=$!
   port=
   for _ in $(seq 600); do
@@ -68,19 +69,7 @@ check "the second server exits 0 too (got $rc)" "((rc == 0))"
 
 # SIGTERM with a run still going: after --grace the server exits 0 at once (not when the run's
 # own limit ends), and the run, still "running" in the database, runs again after a restart.
-start_with() {
-  "$ptxforge" serve --listen 127.0.0.1:0 --cpu-workers 1 --gpus none --db "$tmp/serve.db" "${@:2}" 2>"$tmp/$1.err" &
-  pid=$!
-  port=
-  for _ in $(seq 600); do
-    port=$(sed -n 's|^ptxforge serve: listening on http://127\.0\.0\.1:\([0-9]*\) .*|\1|p' "$tmp/$1.err")
-    [[ -n $port ]] && return 0
-    kill -0 $pid 2>/dev/null || break
-    sleep 0.1
-  done
-  echo "the server did not start:"; cat "$tmp/$1.err"; exit 1
-}
-start_with third --grace 1
+start third --grace 1
 sed 's/^\(\s*\)ret;/\1SPIN: bra.uni SPIN;\n\1ret;/' "$root/tasks/level1/vector_add/solution.ptx" >"$tmp/spin.ptx"
 python3 -c "import json,sys; print(json.dumps({'task': 'vector_add', 'candidate': open(sys.argv[1]).read(), 'timeout_s': 60}))" \
   "$tmp/spin.ptx" >"$tmp/spin.json"
@@ -95,7 +84,7 @@ stop
 check "SIGTERM with a run going: exit 0 (got $rc) within the grace, not the run's 240 s ($((SECONDS - t0)) s)" \
   "((rc == 0 && SECONDS - t0 < 60))"
 check "it says the run will run again" "grep -q 'will run again after the next start' '$tmp/third.err'"
-start_with fourth --grace 1
+start fourth --grace 1
 curl -s "http://127.0.0.1:$port/v1/runs/$spin_id" >"$tmp/spin-again.json"
 check "after the restart the run is queued or running again" \
   "py '$tmp/spin-again.json' 'd[\"state\"] in (\"queued\", \"running\")'"
