@@ -69,6 +69,10 @@ struct CheckContext {
   size_t last_first_item = 0;          // the largest index in function_first_item
   bool percent_function_name = false;  // a function named like a register (%f): legal, rare
   FlatSet<std::string_view> branch_tables;  // labels of .branchtargets in the current function
+  // check_tcgen05.cpp: the first tcgen05 .cta_group of `tcgen05_fn` (a function uses one).
+  const Function* tcgen05_fn = nullptr;
+  std::string_view tcgen05_cta_group;
+  SourceLoc tcgen05_cta_loc;
   bool want_warnings() const { return opts.warnings; }
 };
 

@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "ptx/check_async_ops.h"
 #include "ptx/check_context.h"
+#include "ptx/check_tcgen05.h"
 #include "util/text.h"
 
 namespace ptxforge::ptx {
@@ -319,10 +321,12 @@ Resolved check_instruction(CheckContext& ctx, const Instruction& ins) {
   check_names(ctx, ins, r);
   if (r.family->detailed) check_operands(ctx, ins, r);
   check_immediate_values(ctx, ins, r);
+  if (r.family->name.starts_with("tcgen05.")) check_tcgen05(ctx, ins, r);
   if (r.family->name == "mma" || r.family->name == "wgmma.mma_async" || r.family->name == "ldmatrix" ||
       r.family->name == "stmatrix")
     check_fragments(ctx, ins, r);
   check_state_space(ctx, ins, r);
+  check_async_ops(ctx, ins, r);
   if (r.family->name == "call") check_call(ctx, ins);
   return r;
 }

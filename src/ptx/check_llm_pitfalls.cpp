@@ -158,6 +158,18 @@ void check_uninitialized(CheckContext& ctx, FunctionWalk& w) {
   }
 }
 
+// Arithmetic that can build an address from a base: the result of any of these with a
+// converted operand is still a converted address (base + stride, base + (i << 2), i*4 + base).
+bool is_address_arith(std::string_view fam) {
+  return fam == "mov" || fam == "add" || fam == "sub" || fam == "mad" || fam == "mul" || fam == "shl" ||
+         fam == "cvt" || fam == "and" || fam == "or" || fam == "xor" || fam == "selp" || fam == "addc" || fam == "madc";
+}
+
+// Those that carry an unconverted parameter pointer on: copies and offsets of it.
+bool is_pointer_copy(std::string_view fam) {
+  return fam == "mov" || fam == "add" || fam == "sub" || fam == "mad" || fam == "cvt";
+}
+
 bool is_cta_or_warp_barrier(const Instruction& ins, std::string_view fam) {
   return ((fam == "bar" || fam == "barrier") && !ins.has_mod(".arrive")) || ins.has_mod(".aligned");
 }
@@ -183,6 +195,10 @@ void check_cvta_and_barriers(CheckContext& ctx, FunctionWalk& w) {
   }
   if (!track_threads && !track_params) return;
   FlatSet<std::string_view> param_ptr;   // holds a kernel parameter pointer, not converted
+  // Derives from a cvta result. An address is converted when any part of it is: real kernels
+  // add to a converted base a stride or offset that came from another parameter (and so looks
+  // like an unconverted pointer), and the sum is a global address all the same.
+  FlatSet<std::string_view> converted;
   FlatSet<std::string_view> thread_dep;  // depends on the thread index
   FlatSet<std::string_view> warned;
   FlatSet<std::string_view> entry_params;
@@ -208,12 +224,13 @@ void check_cvta_and_barriers(CheckContext& ctx, FunctionWalk& w) {
                  "not the barrier";
       }
     }
-    bool src_thread = false, src_param = false;
+    bool src_thread = false, src_param = false, src_converted = false;
     for (auto* s : srcs) {
       if (track_threads &&
           (s->text.starts_with("%tid") || s->text.starts_with("%laneid") || thread_dep.count(s->text)))
         src_thread = true;
       if (param_ptr.count(s->text)) src_param = true;
+      if (converted.count(s->text)) src_converted = true;
     }
     // Parameter pointers and their derivations.
     if (fam == "ld" && ins.has_mod(".param") && !dests.empty() && ins.operands.size() >= 2) {
@@ -221,19 +238,30 @@ void check_cvta_and_barriers(CheckContext& ctx, FunctionWalk& w) {
       names_in(ins.operands[1], addr);
       bool from_entry_param = false;
       for (auto* a : addr) from_entry_param |= entry_params.count(a->text) > 0;
+      for (auto* d : dests) converted.erase(d->text);
       if (from_entry_param && (r.type == ".u64" || r.type == ".b64" || r.type == ".s64"))
         for (auto* d : dests) param_ptr.insert(d->text);
       continue;
     }
     if (fam == "cvta") {
-      for (auto* d : dests) param_ptr.erase(d->text);
-    } else if (dest_first && (fam == "mov" || fam == "add" || fam == "sub" || fam == "mad" || fam == "cvt")) {
       for (auto* d : dests) {
-        if (src_param) param_ptr.insert(d->text);
+        param_ptr.erase(d->text);
+        if (ins.has_mod(".to")) converted.insert(d->text);
+      }
+    } else if (dest_first && is_address_arith(fam)) {
+      // A converted part makes the result converted, whatever else is added to it.
+      for (auto* d : dests) {
+        bool conv = src_converted, param = src_param && !src_converted && is_pointer_copy(fam);
+        if (conv) converted.insert(d->text);
+        else converted.erase(d->text);
+        if (param) param_ptr.insert(d->text);
         else param_ptr.erase(d->text);
       }
     } else if (dest_first) {
-      for (auto* d : dests) param_ptr.erase(d->text);
+      for (auto* d : dests) {
+        param_ptr.erase(d->text);
+        converted.erase(d->text);
+      }
     }
     if (dest_first && track_threads)
       for (auto* d : dests) {

@@ -215,10 +215,13 @@ void check_cvt(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
   }
 }
 
-// add, sub, mul, mad, fma, div, sqrt, rcp and the .approx-only functions on .f32/.f64.
+// add, sub, mul, mad, fma, div, sqrt, rcp and the .approx-only functions on .f32/.f64/.f32x2.
 void check_float_arith(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
   std::string_view fam = r.family->name, type = r.type;
-  if (type != ".f32" && type != ".f64") return;
+  // Packed .f32x2 (add/sub/mul/fma, sm_100) follows the .f32 rules except that it never
+  // saturates or takes .relu (ptxas 13: "Illegal modifier"; IsaAgreement.PackedF32x2Arithmetic).
+  bool packed = type == ".f32x2";
+  if (type != ".f32" && type != ".f64" && !packed) return;
   bool f64 = type == ".f64";
   std::string_view rnd = rounding_of(ins);
   bool approx = ins.has_mod(".approx"), full = ins.has_mod(".full"), ftz = ins.has_mod(".ftz");
@@ -252,10 +255,17 @@ void check_float_arith(CheckContext& ctx, const Instruction& ins, const Resolved
     d.hint = fmt::format("use {}.rn{}", fam, type);
     return;
   }
-  if (ins.has_mod(".sat") && (f64 || (fam != "add" && fam != "sub" && fam != "mul" && fam != "mad" && fam != "fma"))) {
+  if (ins.has_mod(".sat") &&
+      (f64 || packed || (fam != "add" && fam != "sub" && fam != "mul" && fam != "mad" && fam != "fma"))) {
     auto& d = report(ctx, ins, fmt::format("'{}': .sat applies to .f32 add, sub, mul, mad and fma only", op()),
                      "illegal-modifier");
-    d.hint = "drop '.sat'; clamp with min/max if you need [0, 1]";
+    d.hint = packed ? "drop '.sat': packed .f32x2 arithmetic does not saturate"
+                    : "drop '.sat'; clamp with min/max if you need [0, 1]";
+    return;
+  }
+  if (packed && ins.has_mod(".relu")) {
+    auto& d = report(ctx, ins, fmt::format("'{}': .relu applies to .f16 and .bf16 fma only", op()), "illegal-modifier");
+    d.hint = "drop '.relu'; clamp the two halves with max.f32 if you need it";
     return;
   }
   if (ftz && f64 && fam != "rcp") {

@@ -441,6 +441,11 @@ struct OperandChecker {
         }
         if (other_width) return;
         size_t n = o.elems.size();
+        // cvt to four packed narrow floats (.e4m3x4, .e2m1x4, ...) takes its four sources as one
+        // vector with no .v4: cvt.rs.satfinite.e4m3x4.f32 %r1, {%f1, %f2, %f3, %f4}, %rbits.
+        if (r.family->name == "cvt" && n == 4 && pos == 2 &&
+            std::any_of(ins.mods.begin(), ins.mods.end(), [](std::string_view m) { return m.ends_with("x4"); }))
+          return;
         error(o, fmt::format("'{}' has no .v2/.v4 modifier but operand {} is a vector", opname, pos), "vector-width",
               n == 2 || n == 4 || n == 8 ? fmt::format("add .v{} to the instruction, or pass a single register", n)
                                          : "PTX vectors have 2, 4 or 8 elements: split the access, or pass a single "
