@@ -32,7 +32,7 @@ TEST_F(FixitPairs, AFailedRoundAndTheNextThatVerifiedMakeOnePair) {
   EXPECT_EQ((*lines)[0],
             "{\"kind\":\"fixit\",\"source_id\":\"task:level1/vector_add\",\"task\":\"level1/vector_add\",\"session\":\"s1\","
             "\"sample\":1,\"round\":1,\"failed_verdict\":\"\",\"fixed_verdict\":\"\",\"verified\":true,"
-            "\"failed_ptx\":\"// kernel of round 1\\n\",\"feedback\":\"feedback on round 1\\n\","
+            "\"verified_by\":\"gpu\",\"failed_ptx\":\"// kernel of round 1\\n\",\"feedback\":\"feedback on round 1\\n\","
             "\"fixed_ptx\":\"// kernel of round 2\\n\"}");
 }
 

@@ -13,14 +13,10 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using testing::kernel;
+using testing::only;
 
 std::vector<std::string> ids(const std::string& text) { return testing::ids(text, false); }
 CheckResult check(const std::string& text) { return check_source(text, ValidateOptions{false}); }
-
-const Diagnostic& only(const CheckResult& r) {
-  EXPECT_EQ(r.diags.list().size(), 1u);
-  return r.diags.list().at(0);
-}
 
 const std::string kAcc = ".reg .f32 %a<5>;\n";
 

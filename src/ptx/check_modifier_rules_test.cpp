@@ -12,15 +12,11 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using testing::kernel;
+using testing::only;
 
 // Errors only: these kernels read registers they never wrote, which the warnings would add.
 std::vector<std::string> ids(const std::string& text) { return testing::ids(text, false); }
 CheckResult check(const std::string& text) { return check_source(text, ValidateOptions{false}); }
-
-const Diagnostic& only(const CheckResult& r) {
-  EXPECT_EQ(r.diags.list().size(), 1u);
-  return r.diags.list().at(0);
-}
 
 TEST(ModifierRules, FloatToIntNeedsIntegerRounding) {
   auto r = check(kernel("cvt.s32.f32 %r1, %f1;"));

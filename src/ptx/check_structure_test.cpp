@@ -14,15 +14,10 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using testing::ids;
 using testing::kernel;
+using testing::only;
 
 // Errors only: the kernels here read registers they never write, which the warnings would note.
 CheckResult check(const std::string& text) { return check_source(text, ValidateOptions{false}); }
-
-const Diagnostic& only(const CheckResult& r) {
-  static Diagnostic none;
-  EXPECT_EQ(r.diags.list().size(), 1u);
-  return r.diags.list().empty() ? none : r.diags.list()[0];
-}
 
 std::string module(const std::string& rest) { return ".version 8.0\n.target sm_90a\n.address_size 64\n" + rest; }
 

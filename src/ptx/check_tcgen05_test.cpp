@@ -15,16 +15,13 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using testing::kernel;
+using testing::only;
 
 std::string k100(const std::string& body, const std::string& target = "sm_100a") {
   return kernel(".reg .b32 %v<130>;\n" + body, target, "9.0");
 }
 std::vector<std::string> ids(const std::string& body, const std::string& target = "sm_100a") {
   return testing::ids(k100(body, target), false);
-}
-const Diagnostic& only(const CheckResult& r) {
-  EXPECT_EQ(r.diags.list().size(), 1u);
-  return r.diags.list().at(0);
 }
 CheckResult check(const std::string& body) { return check_source(k100(body), ValidateOptions{false}); }
 

@@ -1,6 +1,8 @@
 // Helpers for the front-end unit tests: a kernel wrapper with the usual registers declared,
-// and the check ids a source produces.
+// the check ids a source produces, and its one diagnostic.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
@@ -27,5 +29,13 @@ inline std::vector<std::string> ids(const std::string& text, bool warnings = tru
 }
 
 inline CheckResult check(const std::string& text) { return check_source(text); }
+
+// The one diagnostic a source was expected to get (a failure, and an empty one, when it got
+// another number: the test's own expectations then fail on it without a crash).
+inline const Diagnostic& only(const CheckResult& r) {
+  static const Diagnostic none;
+  EXPECT_EQ(r.diags.list().size(), 1u);
+  return r.diags.list().empty() ? none : r.diags.list()[0];
+}
 
 }  // namespace ptxforge::ptx::testing
