@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "task/seeds.h"
+
 namespace ptxforge::serve {
 namespace {
 
@@ -30,27 +32,6 @@ std::string json_type(const json& v) {
 
 ApiError wrong_type(const std::string& field, const char* want, const json& got) {
   return bad_request(field, fmt::format("'{}' must be {}, not {}", field, want, json_type(got)));
-}
-
-std::optional<uint64_t> parse_seed_text(std::string_view s) {
-  if (s.empty() || s.size() > 20) return std::nullopt;
-  int base = 10;
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-    base = 16;
-    s.remove_prefix(2);
-    if (s.size() > 16) return std::nullopt;
-  }
-  uint64_t v = 0;
-  for (char c : s) {
-    int d;
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (base == 16 && c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    else if (base == 16 && c >= 'A' && c <= 'F') d = c - 'A' + 10;
-    else return std::nullopt;
-    if (v > (UINT64_MAX - uint64_t(d)) / uint64_t(base)) return std::nullopt;  // overflow
-    v = v * uint64_t(base) + uint64_t(d);
-  }
-  return v;
 }
 
 bool valid_arch(std::string_view a) {
@@ -161,7 +142,7 @@ std::variant<RunRequest, ApiError> parse_one(const json& body, const std::string
     } else if (s->is_number_integer()) {
       return bad_request(f("seed"), "'seed' must be at least 0");
     } else if (s->is_string()) {
-      auto v = parse_seed_text(s->get_ref<const std::string&>());
+      auto v = task::parse_seed(s->get_ref<const std::string&>());
       if (!v) return bad_request(f("seed"), "'seed' must be a decimal or 0x-hex number that fits 64 bits");
       r.options.seed = *v;
     } else {
