@@ -26,13 +26,6 @@ using nlohmann::json;
 
 namespace {
 
-double geomean(const std::vector<double>& v) {
-  if (v.empty()) return 0;
-  double s = 0;
-  for (double x : v) s += std::log(x);
-  return std::exp(s / static_cast<double>(v.size()));
-}
-
 // The speedup a target is measured in: against nvcc, or against the library where asked.
 double speedup_toward_target(const RoundSummary& s, SpeedupBase base) {
   return base == SpeedupBase::library ? s.speedup_vs_library : s.speedup_vs_nvcc;
@@ -50,16 +43,10 @@ RoundSummary summarize(const eval::RunRecord& r) {
   s.assembled = a && a->status == eval::StageStatus::passed;
   const eval::StageResult* v = r.find_stage(eval::StageId::verify);
   s.no_gpu = v && v->status == eval::StageStatus::skipped;
-  std::vector<double> vs_ref, vs_lib;
-  if (r.time)
-    for (auto& t : r.time->sizes) {
-      if (t.candidate.median_ms <= 0) continue;
-      vs_ref.push_back(t.reference.median_ms / t.candidate.median_ms);
-      if (t.library) vs_lib.push_back(t.library->median_ms / t.candidate.median_ms);
-    }
   s.seed = r.seed;
-  s.speedup_vs_nvcc = geomean(vs_ref);
-  s.speedup_vs_library = geomean(vs_lib);
+  eval::Speedups sp = eval::speedups(r);
+  s.speedup_vs_nvcc = sp.vs_reference;
+  s.speedup_vs_library = sp.vs_library;
   for (auto& f : r.resources)
     if (f.is_entry) {
       s.registers = std::max(s.registers, f.registers);

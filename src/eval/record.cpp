@@ -1,5 +1,7 @@
 #include "eval/record.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 namespace ptxforge::eval {
@@ -60,6 +62,21 @@ const StageResult* RunRecord::find_stage(StageId id) const {
   for (auto& s : stages)
     if (s.id == id) return &s;
   return nullptr;
+}
+
+Speedups speedups(const RunRecord& r) {
+  double ref = 0, lib = 0;
+  size_t n_ref = 0, n_lib = 0;
+  if (r.time)
+    for (auto& t : r.time->sizes) {
+      if (!(t.candidate.median_ms > 0)) continue;
+      if (t.reference.median_ms > 0) ref += std::log(t.reference.median_ms / t.candidate.median_ms), ++n_ref;
+      if (t.library && t.library->median_ms > 0) lib += std::log(t.library->median_ms / t.candidate.median_ms), ++n_lib;
+    }
+  Speedups s;
+  if (n_ref) s.vs_reference = std::exp(ref / static_cast<double>(n_ref));
+  if (n_lib) s.vs_library = std::exp(lib / static_cast<double>(n_lib));
+  return s;
 }
 
 std::string RunRecord::verdict(Audience a) const {

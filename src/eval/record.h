@@ -113,6 +113,13 @@ struct RunRecord {
   std::string verdict(Audience a = Audience::person) const;
 };
 
+// Speedups of a timed record: the geometric mean over the timed size sets of the reference's
+// (the library's) median over the candidate's; 0 where no set has one.
+struct Speedups {
+  double vs_reference = 0, vs_library = 0;
+};
+Speedups speedups(const RunRecord& r);
+
 // Printers, apart from measurement. The JSON one is result.json's form; record_from_json
 // (eval/record_json.h) reads it back.
 std::string render_report_text(const RunRecord& r, bool color = false);

@@ -377,5 +377,22 @@ TEST(RecordJson, RecordsThePipelineMakesRoundTripAsJsonAndAsText) {
   }
 }
 
+// Speedups are geometric means over the timed sets (2x and 8x give 4x); a set with no library
+// time adds nothing to the library's, and a record without times has none.
+TEST(RecordSpeedups, AreGeometricMeansOverTheTimedSets) {
+  RunRecord r;
+  EXPECT_EQ(speedups(r).vs_reference, 0);
+  r.time.emplace();
+  gpu::SizeTiming a, b;
+  a.candidate.median_ms = 1, a.reference.median_ms = 2;
+  b.candidate.median_ms = 1, b.reference.median_ms = 8;
+  b.library.emplace();
+  b.library->median_ms = 0.5;
+  r.time->sizes = {a, b};
+  Speedups s = speedups(r);
+  EXPECT_DOUBLE_EQ(s.vs_reference, 4.0);
+  EXPECT_DOUBLE_EQ(s.vs_library, 0.5);
+}
+
 }  // namespace
 }  // namespace ptxforge::eval

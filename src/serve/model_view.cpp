@@ -146,25 +146,14 @@ eval::RunRecord reduced(const eval::RunRecord& in, const task::Task& t) {
   return r;
 }
 
-double geomean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += std::log(x);
-  return std::exp(s / static_cast<double>(v.size()));
-}
-
 // The time object's speedups (the geometric mean over the timed sets), only where the time
 // stage passed: a speed that was not checked is no speed.
 void add_speedups(json& time, const eval::RunRecord& r) {
   const eval::StageResult* st = r.find_stage(eval::StageId::time);
   if (!r.time || !st || st->status != eval::StageStatus::passed) return;
-  std::vector<double> vs_ref, vs_lib;
-  for (auto& s : r.time->sizes) {
-    if (!(s.candidate.median_ms > 0)) continue;
-    if (s.reference.median_ms > 0) vs_ref.push_back(s.reference.median_ms / s.candidate.median_ms);
-    if (s.library && s.library->median_ms > 0) vs_lib.push_back(s.library->median_ms / s.candidate.median_ms);
-  }
-  if (!vs_ref.empty()) time["speedup_vs_reference"] = geomean(vs_ref);
-  if (!vs_lib.empty()) time["speedup_vs_library"] = geomean(vs_lib);
+  eval::Speedups sp = eval::speedups(r);
+  if (sp.vs_reference > 0) time["speedup_vs_reference"] = sp.vs_reference;
+  if (sp.vs_library > 0) time["speedup_vs_library"] = sp.vs_library;
 }
 
 }  // namespace
