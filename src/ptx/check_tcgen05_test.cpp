@@ -135,7 +135,8 @@ TEST(Tcgen05Rules, LaterVersionsAreNotJudgedOnModifiers) {
   // A modifier set newer than PTX 9.0 may be valid there: only the counting rules apply.
   auto text = kernel(".reg .b32 %v<4>;\ntcgen05.mma.cta_group::1.kind::f16.collector::b0::fill [%r1], %rd1, %rd2, %r2, %p1;",
                      "sm_100a", "9.4");
-  for (auto& d : check_source(text, ValidateOptions{false}).diags.list())
+  auto checked = check_source(text, ValidateOptions{false});
+  for (auto& d : checked.diags.list())
     EXPECT_NE(d.check_id, "illegal-modifier") << d.message;
 }
 
