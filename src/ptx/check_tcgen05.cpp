@@ -619,7 +619,9 @@ void check_tcgen05(CheckContext& ctx, const Instruction& ins, const Resolved& r)
   c.groups = groups_of(c.sub);
   if (!c.groups) return;
   // The groups are PTX ISA 9.0's; a later version may add modifiers (see the file comment).
-  bool strict = !ctx.facts.version || *ctx.facts.version <= PtxVersion{9, 0};
+  // A version newer than the newest known is not recorded (bad-version says so), nor is one
+  // missing or malformed: the modifiers are then not judged either.
+  bool strict = ctx.facts.version && *ctx.facts.version <= PtxVersion{9, 0};
   if (c.sub == "mma" && ins.has_mod(".ws")) c.name = "tcgen05.mma.ws";
   if (!c.modifiers(r.consumed, strict) && strict) return;
   c.one_cta_group();
