@@ -13,7 +13,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "ptx/target.h"
 #include "task/seeds.h"
+#include "util/text.h"
 
 namespace ptxforge::serve {
 namespace {
@@ -34,17 +36,18 @@ ApiError wrong_type(const std::string& field, const char* want, const json& got)
   return bad_request(field, fmt::format("'{}' must be {}, not {}", field, want, json_type(got)));
 }
 
-bool valid_arch(std::string_view a) {
-  // sm_XX, sm_XXX, optionally with the a/f suffix: the only forms ptxas takes as a target.
-  if (a.size() < 5 || a.size() > 7 || a.substr(0, 3) != "sm_") return false;
-  size_t digits = 0;
-  for (size_t i = 3; i < a.size(); ++i) {
-    char c = a[i];
-    if (c >= '0' && c <= '9' && digits == i - 3) ++digits;
-    else if ((c == 'a' || c == 'f') && i + 1 == a.size() && digits >= 2) continue;
-    else return false;
+// A target ptxas knows, as `--arch` takes it (the same table): anything else is the caller's
+// mistake, named with a guess, not an assembler failure reported as if the candidate were wrong.
+std::optional<std::string> arch_problem(const std::string& arch) {
+  std::vector<std::string> names;
+  for (auto& t : ptx::known_targets()) {
+    names.push_back(t.str());
+    if (names.back() == arch) return std::nullopt;
   }
-  return digits >= 2 && digits <= 3;
+  std::vector<std::string_view> views(names.begin(), names.end());
+  std::string guess = arch.size() <= 16 ? closest_match(arch, views) : "";
+  return fmt::format("'arch' must be a target ptxas knows, like \"sm_90a\"{}",
+                     guess.empty() ? "" : fmt::format("; did you mean \"{}\"?", guess));
 }
 
 // One request object; `prefix` is "" for /v1/runs and "runs[3]." in a batch.
@@ -119,7 +122,7 @@ std::variant<RunRequest, ApiError> parse_one(const json& body, const std::string
 
   if (auto a = body.find("arch"); a != body.end()) {
     if (!a->is_string()) return wrong_type(f("arch"), "a string", *a);
-    if (!valid_arch(a->get_ref<const std::string&>())) return bad_request(f("arch"), "'arch' must be a target like \"sm_90a\"");
+    if (auto why = arch_problem(a->get_ref<const std::string&>())) return bad_request(f("arch"), *why);
     r.options.arch = a->get<std::string>();
   }
   bool no_time = false;

@@ -109,7 +109,7 @@ TEST(Request, WrongTypesNameTheField) {
 TEST(Request, BadValuesNameTheField) {
   std::vector<std::pair<std::string, json>> cases = {
       {"language", "PTX"}, {"device", "gpu0"}, {"prove", "sass,ncu"}, {"arch", "sm_9"}, {"arch", "sm_90a; rm -rf /"},
-      {"arch", "compute_90"}, {"arch", "sm_90ab"}, {"arch", ""}, {"seeds", 0}, {"seeds", 11}, {"seeds", -3},
+      {"arch", "compute_90"}, {"arch", "sm_90ab"}, {"arch", ""}, {"arch", "sm_99a"}, {"arch", "sm_90f"}, {"seeds", 0}, {"seeds", 11}, {"seeds", -3},
       {"timeout_s", 0}, {"timeout_s", -1}, {"timeout_s", 121}, {"candidate", ""}, {"idempotency_key", std::string(129, 'k')},
       {"task", "../x"}, {"task", "/etc/passwd"}, {"task", "a..b"}, {"task", "level1/vector add"}, {"task", std::string(129, 'a')},
       {"task", ""},
@@ -121,6 +121,9 @@ TEST(Request, BadValuesNameTheField) {
   }
   EXPECT_EQ(run_ok(with("timeout_s", 120)).options.verify_timeout, std::chrono::seconds(120));
   EXPECT_EQ(run_ok(with("arch", "sm_100f")).options.arch, "sm_100f");
+  // The targets are --arch's: one ptxas does not know is refused with a guess.
+  auto near = run_err(with("arch", "sm_100b"));
+  EXPECT_NE(near.message.find("did you mean \"sm_100"), std::string::npos) << near.message;
   EXPECT_EQ(run_ok(with("seeds", 1)).options.seeds, 1);
 }
 
