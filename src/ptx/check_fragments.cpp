@@ -142,7 +142,7 @@ void check_matrix_move(CheckContext& ctx, const Instruction& ins, size_t data_in
     const SymbolInfo* s = ctx.scopes.find(e.expr.text);
     if (!s || s->kind != SymbolInfo::Kind::reg) continue;
     auto [bits, kind] = type_facts(s->type);
-    if (bits == 32 && kind != 'p') continue;
+    if (bits == 32 || kind == 'p') continue;  // ptxas 13.0 takes a predicate here too
     auto& d = ctx.diags.error(e.loc, fmt::format("'{}' is {}, but each register of '{}' holds 32 bits", e.expr.text,
                                                  s->type, ins.full_opcode()),
                               "operand-type");

@@ -100,7 +100,7 @@ static const std::vector<IsaFamily> kFamilies = {
   {"cvta", S("data-movement-and-conversion-instructions-cvta"), ".u32 .u64", ".to .global .shared .shared::cta .shared::cluster .local .const .param .param::entry", "d,a", {2,0}, "sm_20", "cvta.to.global.u64 %rd1, %rd2;"},
   {"cvt", S("data-movement-and-conversion-instructions-cvt"), CVT_TYPES, RND " .rni .rzi .rmi .rpi .rna .rs .ftz .sat .relu .satfinite .scaled::n2::ue8m0", "d,s|d,s,s|d,x,x", {1,0}, "sm_20", "cvt.u32.u16 %r1, %h1;"},
   {"cvt.pack", S("data-movement-and-conversion-instructions-cvt-pack"), ".u2 .s2 .u4 .s4 .u8 .s8 .u16 .s16 .u32 .s32 .b32", ".sat", "x,x,x,x", {6,5}, "sm_72", "cvt.pack.sat.u8.s32.b32 %r1, %r2, %r3, %r4;"},
-  {"mapa", S("data-movement-and-conversion-instructions-mapa"), ".u32 .u64", ".shared::cluster", "d,a,u", {7,8}, "sm_90", "mapa.u64 %rd1, %rd2, %r1;"},
+  {"mapa", S("data-movement-and-conversion-instructions-mapa"), ".u32 .u64 .s32 .s64", ".shared::cluster", "d,a,u", {7,8}, "sm_90", "mapa.u64 %rd1, %rd2, %r1;"},
   {"getctarank", S("data-movement-and-conversion-instructions-getctarank"), ".u32 .u64", ".shared::cluster", "u,a", {7,8}, "sm_90", "getctarank.u64 %r1, %rd1;"},
   {"cp.async", S("data-movement-and-conversion-instructions-cp-async"), "", ".ca .cg .shared .shared::cta .global .L2::* .L2::cache_hint", "m,m,i|m,m,i,x|m,m,i,x,x", {7,0}, "sm_80", "cp.async.cg.shared.global [smem], [%rd1], 16;"},
   {"cp.async.commit_group", S("data-movement-and-conversion-instructions-cp-async-commit-group"), "", "", "", {7,0}, "sm_80", "cp.async.commit_group;"},
@@ -108,7 +108,7 @@ static const std::vector<IsaFamily> kFamilies = {
   {"cp.async.wait_all", S("data-movement-and-conversion-instructions-cp-async-wait-group-cp-async-wait-all"), "", "", "", {7,0}, "sm_80", "cp.async.wait_all;"},
   {"cp.async.mbarrier.arrive", S("parallel-synchronization-and-communication-instructions-cp-async-mbarrier-arrive"), ".b64", ".noinc .shared .shared::cta", "m", {7,0}, "sm_80", "cp.async.mbarrier.arrive.b64 [smem];"},
   {"cp.async.bulk", S("data-movement-and-conversion-instructions-cp-async-bulk"), "", ".shared::cluster .shared::cta .global .mbarrier::complete_tx::bytes .bulk_group .multicast::cluster .L2::cache_hint .cp_mask", "m,m,x|m,m,x,x|m,m,x,x,x|m,m,x,x,x,x", {8,0}, "sm_90", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [smem], [%rd1], 16, [smem+1024];"},
-  {"cp.async.bulk.tensor", S("data-movement-and-conversion-instructions-cp-async-bulk-tensor"), "", ".1d .2d .3d .4d .5d .shared::cluster .shared::cta .global .tile .im2col .im2col_no_offs .tile::gather4 .tile::scatter4 .im2col::w .im2col::w::128 .mbarrier::complete_tx::bytes .bulk_group .multicast::cluster .L2::cache_hint .cta_group::1 .cta_group::2", "m,m|m,m,x|m,m,x,x|m,m,x,x,x|m,m,x,x,x,x", {8,0}, "sm_90", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [smem], [%rd1, {%r1}], [smem+1024];"},
+  {"cp.async.bulk.tensor", S("data-movement-and-conversion-instructions-cp-async-bulk-tensor"), "", ".1d .2d .3d .4d .5d .shared::cluster .shared::cta .global .tile .im2col .im2col_no_offs .tile::gather4 .tile::scatter4 .im2col::w .im2col::w::128 .mbarrier::complete_tx::bytes .bulk_group .multicast::cluster .L2::cache_hint .cta_group::1 .cta_group::2", "m,x|x,x,x|x,m,x,x|x,m,x,x,x|x,m,x,x,x,x", {8,0}, "sm_90", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [smem], [%rd1, {%r1}], [smem+1024];"},
   {"cp.reduce.async.bulk", S("data-movement-and-conversion-instructions-cp-reduce-async-bulk"), ".b32 .u32 .s32 .b64 .u64 .s64 .f32 .f64 .f16 .bf16", ".shared::cluster .shared::cta .global .mbarrier::complete_tx::bytes .bulk_group .L2::cache_hint .add .min .max .inc .dec .and .or .xor .noftz", "m,m,x|m,m,x,x|m,m,x,x,x", {8,0}, "sm_90", "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%rd1], [smem], 16;"},
   {"cp.reduce.async.bulk.tensor", S("data-movement-and-conversion-instructions-cp-reduce-async-bulk-tensor"), "", "*", "*", {8,0}, "sm_90", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group [%rd1, {%r1}], [smem];"},
   {"cp.async.bulk.prefetch", S("data-movement-and-conversion-instructions-cp-async-bulk-prefetch"), "", ".L2 .global .L2::cache_hint", "m,x|m,x,x", {8,0}, "sm_90", "cp.async.bulk.prefetch.L2.global [%rd1], 16;"},
@@ -130,7 +130,7 @@ static const std::vector<IsaFamily> kFamilies = {
   {"wgmma.commit_group", S("asynchronous-warpgroup-level-matrix-instructions-wgmma-commit-group"), "", ".sync .aligned", "", {8,0}, "sm_90a", "wgmma.commit_group.sync.aligned;"},
   {"wgmma.wait_group", S("asynchronous-warpgroup-level-matrix-instructions-wgmma-wait-group"), "", ".sync .aligned", "i", {8,0}, "sm_90a", "wgmma.wait_group.sync.aligned 0;"},
   {"wgmma.mma_async", S("asynchronous-warpgroup-level-matrix-instructions-wgmma-mma-async"), ".f16 .bf16 .tf32 .e4m3 .e5m2 .s8 .u8 .b1 .f32 .s32", ".sync .aligned .satfinite .and .popc .m64n*", "*", {8,0}, "sm_90a", "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, 1, 1, 1, 0, 0;"},
-  {"wgmma.mma_async.sp", S("asynchronous-warpgroup-level-matrix-instructions-wgmma-mma-async-sp"), "", "*", "*", {8,0}, "sm_90a", "", false},
+  {"wgmma.mma_async.sp", S("asynchronous-warpgroup-level-matrix-instructions-wgmma-mma-async-sp"), "", "*", "*", {8,2}, "sm_90a", "", false},
   // Control flow
   {"bra", S("control-flow-instructions-bra"), "", ".uni", "l", {1,0}, "sm_20", "bra.uni L_end;"},
   {"brx.idx", S("control-flow-instructions-brx-idx"), "", ".uni", "u,l", {6,0}, "sm_30", "", false},
@@ -280,6 +280,15 @@ static const std::vector<IsaOverride> kOverrides = {
   {"fence", ".cluster", {7,8}, "sm_90", "fence.acq_rel.cluster;"},
   {"fence", ".tensormap::generic", {8,3}, "sm_90", "fence.proxy.tensormap::generic.acquire.gpu [%rd1], 128;"},
   {"cp.async.bulk.tensor", ".shared::cta.global", {8,6}, "sm_90", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes [smem], [%rd1, {%r1}], [smem+1024];"},
+  // Blackwell's TMA additions (ptxas 13.0 on every modern target): gather4 into .shared::cta on
+  // sm_100 and later; into .shared::cluster, scatter4, the gather4 prefetch and .cta_group only
+  // on the sm_100 and sm_110 families (not sm_120).
+  {"cp.async.bulk.tensor", ".tile::gather4", {8,6}, "sm_100", "cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes [smem], [%rd1, {%r1, %r2, %r3, %r4, %r5}], [smem+1024];"},
+  {"cp.async.bulk.tensor", ".shared::cluster.global.tile::gather4", {8,6}, "sm_100f|sm_110f", "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes [smem], [%rd1, {%r1, %r2, %r3, %r4, %r5}], [smem+1024];"},
+  {"cp.async.bulk.tensor", ".tile::scatter4", {8,6}, "sm_100f|sm_110f", "cp.async.bulk.tensor.2d.global.shared::cta.tile::scatter4.bulk_group [%rd1, {%r1, %r2, %r3, %r4, %r5}], [smem];"},
+  {"cp.async.bulk.tensor", ".cta_group::1", {8,6}, "sm_100f|sm_110f", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1 [smem], [%rd1, {%r1, %r2}], [smem+1024];"},
+  {"cp.async.bulk.tensor", ".cta_group::2", {8,6}, "sm_100f|sm_110f", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2 [smem], [%rd1, {%r1, %r2}], [smem+1024];"},
+  {"cp.async.bulk.prefetch.tensor", ".tile::gather4", {8,6}, "sm_100f|sm_110f", "cp.async.bulk.prefetch.tensor.2d.L2.global.tile::gather4 [%rd1, {%r1, %r2, %r3, %r4, %r5}];"},
   {"mbarrier.arrive", ".expect_tx", {8,0}, "sm_90", "mbarrier.arrive.expect_tx.shared.b64 %rd1, [smem], 16;"},
   {"mbarrier.arrive", ".shared::cluster", {8,0}, "sm_90", "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r1];"},
   {"mbarrier.test_wait", ".parity", {7,1}, "sm_80", "mbarrier.test_wait.parity.shared.b64 %p1, [smem], %r1;"},

@@ -60,7 +60,8 @@ std::vector<RuleCase> ld_st_shapes() {
 
 std::vector<RuleCase> ld_st_modifiers() {
   std::vector<RuleCase> cases;
-  for (std::string sync : {".sync.aligned", ".sync", ".aligned", "", ".aligned.sync", ".sync.sync"})
+  for (std::string sync : {".sync.aligned", ".sync", ".aligned", "", ".aligned.sync", ".sync.sync", ".sync.aligned.aligned",
+                           ".sync.sync.aligned"})
     for (std::string pack : {"", ".pack::16b", ".unpack::16b"})
       for (std::string type : {".b32", ".u32", ".b64", ""}) {
         cases.push_back({"tcgen05.ld" + sync + ".32x32b.x2" + pack + type + " {%r1, %r2}, [%r3];"});
@@ -104,7 +105,7 @@ TEST(RuleAgreement, Tcgen05LoadStoreModifiers) {
 std::vector<RuleCase> alloc_cases() {
   std::vector<RuleCase> cases;
   for (std::string cta : {".cta_group::1", ".cta_group::2", "", ".cta_group::3", ".cta_group::1.cta_group::2"})
-    for (std::string sync : {".sync.aligned", ".sync", ".aligned"}) {
+    for (std::string sync : {".sync.aligned", ".sync", ".aligned", ".sync.aligned.aligned", ".sync.sync.aligned"}) {
       cases.push_back({"tcgen05.alloc" + cta + sync + ".shared::cta.b32 [smem], 64;"});
       cases.push_back({"tcgen05.dealloc" + cta + sync + ".b32 %r1, 64;"});
       cases.push_back({"tcgen05.relinquish_alloc_permit" + cta + sync + ";"});
