@@ -1,10 +1,9 @@
 #include "llm/http.h"
 
-#include <curl/curl.h>
-
 #include <cstdlib>
 #include <fmt/format.h>
-#include <mutex>
+
+#include "llm/curl_library.h"
 
 namespace ptxforge::llm {
 
@@ -42,38 +41,39 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
 }  // namespace
 
 Result<HttpResponse> http_post(const HttpRequest& req) {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-  CURL* h = curl_easy_init();
+  auto lib = curl_library();
+  if (!lib) return lib.error();
+  const CurlLibrary& curl = **lib;
+  CURL* h = curl.easy_init();
   if (!h) return Error{"cannot initialise libcurl"};
   HttpResponse res;
   Sink sink{&res.body, req.max_reply_bytes};
   curl_slist* headers = nullptr;
-  for (auto& line : req.headers) headers = curl_slist_append(headers, line.c_str());
+  for (auto& line : req.headers) headers = curl.slist_append(headers, line.c_str());
   char errbuf[CURL_ERROR_SIZE] = {};
-  curl_easy_setopt(h, CURLOPT_URL, req.url.c_str());
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(h, CURLOPT_POSTFIELDS, req.body.data());
-  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
-  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(h, CURLOPT_HEADERDATA, &res);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout.count()));
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 15000L);
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-  curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-  CURLcode rc = curl_easy_perform(h);
-  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &res.status);
-  curl_slist_free_all(headers);
-  curl_easy_cleanup(h);
+  curl.easy_setopt(h, CURLOPT_URL, req.url.c_str());
+  curl.easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+  curl.easy_setopt(h, CURLOPT_POSTFIELDS, req.body.data());
+  curl.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+  curl.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+  curl.easy_setopt(h, CURLOPT_WRITEDATA, &sink);
+  curl.easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+  curl.easy_setopt(h, CURLOPT_HEADERDATA, &res);
+  curl.easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout.count()));
+  curl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 15000L);
+  curl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl.easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+  curl.easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+  CURLcode rc = curl.easy_perform(h);
+  curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &res.status);
+  curl.slist_free_all(headers);
+  curl.easy_cleanup(h);
   if (sink.overflow)
     return Error{fmt::format("the reply from {} is larger than {} MB; refused", req.url, req.max_reply_bytes >> 20)};
   if (rc == CURLE_OPERATION_TIMEDOUT)
     return Error{fmt::format("no reply from {} within {:.0f} s", req.url, static_cast<double>(req.timeout.count()) / 1000)};
   if (rc != CURLE_OK)
-    return Error{fmt::format("cannot reach {}: {}", req.url, errbuf[0] ? errbuf : curl_easy_strerror(rc))};
+    return Error{fmt::format("cannot reach {}: {}", req.url, errbuf[0] ? errbuf : curl.easy_strerror(rc))};
   return res;
 }
 

@@ -1,7 +1,8 @@
-// One HTTP client for the LLM providers (libcurl): a JSON POST with a timeout, a cap on the
-// reply's size, and the Retry-After header kept for the retry logic. Transport failures
-// (unreachable host, timeout, oversized reply) are Errors that name the URL but never the
-// headers, so API keys do not end up in logs.
+// One HTTP client for the LLM providers (libcurl, loaded at the first request:
+// llm/curl_library.h): a JSON POST with a timeout, a cap on the reply's size, and the
+// Retry-After header kept for the retry logic. Transport failures (unreachable host, timeout,
+// oversized reply, no libcurl) are Errors that name the URL but never the headers, so API keys
+// do not end up in logs.
 #pragma once
 
 #include <chrono>

@@ -31,7 +31,10 @@ struct Index {
   size_t max_parts = 1;
 };
 
-FamilyRules rules_for(const IsaFamily& f) {
+// The table's overrides by family, each family's in table order.
+using OverridesByFamily = std::unordered_map<std::string_view, std::vector<const IsaOverride*>>;
+
+FamilyRules rules_for(const IsaFamily& f, const OverridesByFamily& overrides) {
   FamilyRules r;
   for (auto t : split(f.types, ' '))
     if (!t.empty()) r.exact.insert(t);
@@ -50,17 +53,21 @@ FamilyRules rules_for(const IsaFamily& f) {
       for (auto k : split(form, ',')) kinds.push_back(k);
     r.forms.push_back(std::move(kinds));
   }
-  for (auto& o : isa_overrides())
-    if (o.family == f.name) r.overrides.push_back(&o);
+  if (auto it = overrides.find(f.name); it != overrides.end()) r.overrides = it->second;
   r.min_targets = parse_target_list(f.min_target);
   return r;
 }
 
+// Built at the first lookup, and never destroyed: a `check` process is short, and freeing the
+// table's thousands of nodes at exit cost about as much as building it.
 const Index& index() {
-  static const Index idx = [] {
+  static const Index& idx = *new Index([] {
     Index i;
+    OverridesByFamily overrides;
+    for (auto& o : isa_overrides()) overrides[o.family].push_back(&o);
+    i.rules.reserve(isa_families().size());
     for (auto& f : isa_families()) {
-      i.rules.push_back(rules_for(f));
+      i.rules.push_back(rules_for(f, overrides));
       i.by_name.emplace(f.name, &f);
       std::string_view op = f.name.substr(0, f.name.find('.'));
       if (i.opcodes.insert(op).second) i.opcode_list.push_back(op);
@@ -69,7 +76,7 @@ const Index& index() {
       i.max_parts = std::max(i.max_parts, parts);
     }
     return i;
-  }();
+  }());
   return idx;
 }
 

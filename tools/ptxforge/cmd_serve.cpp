@@ -6,7 +6,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <thread>
 
@@ -22,8 +24,32 @@
 #ifdef PTXFORGE_HAVE_HTTP_SERVER
 #include "serve/http_server.h"
 #endif
+#include "util/paths.h"
 
 namespace ptxforge::cli {
+
+// Where the HTTP server is built, it is linked into ptxforge-serve only (tools/ptxforge/
+// CMakeLists.txt): this file is compiled into both programs, and `ptxforge serve` becomes
+// ptxforge-serve (exec: the same process, signals and exit status).
+#if defined(PTXFORGE_HAVE_HTTP_SERVER) && !defined(PTXFORGE_SERVE_IN_PROCESS)
+int cmd_serve(const std::vector<std::string>& args) {
+  auto program = find_companion_program("ptxforge-serve");
+  if (!program) {
+    std::cerr << "ptxforge serve: ptxforge-serve, which runs the HTTP server, is not beside ptxforge; "
+                 "build or install it with ptxforge\n";
+    return kExitUsage;
+  }
+  std::vector<std::string> words = {*program, "serve"};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  std::cout << std::flush;
+  ::execv(program->c_str(), argv.data());
+  std::cerr << fmt::format("ptxforge serve: cannot run {}: {}\n", *program, std::strerror(errno));
+  return kExitUsage;
+}
+#else
 namespace {
 
 // The signal handler only writes a byte; a thread reads it and shuts down outside the handler.
@@ -180,5 +206,6 @@ int cmd_serve(const std::vector<std::string>& args) {
   return kExitOk;
 #endif
 }
+#endif  // the server in this process
 
 }  // namespace ptxforge::cli
