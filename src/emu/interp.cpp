@@ -370,7 +370,7 @@ bool issue(Launch& L, Cta& cta, Warp& w, uint32_t mask, int32_t frame, uint32_t 
     return false;
   }
   Counts& c = (*L.counts)[fr.fn][pc];
-  c.warp_issues++;
+  c.warp_issues += exec != 0;  // with some lane's guard true: what prove counts (eval/prove_engine.cpp)
   c.lane_executions += static_cast<uint64_t>(std::popcount(exec));
   w.issued++;
   cta.issues++;
@@ -392,7 +392,9 @@ bool issue(Launch& L, Cta& cta, Warp& w, uint32_t mask, int32_t frame, uint32_t 
       flow = exec_control(x);
       break;
     default:
-      flow = !exec ? Flow::next : float_op(in) ? exec_float(x) : exec_int(x);
+      if (!exec) flow = Flow::next;
+      else if (in.fast) in.fast(x), flow = Flow::next;
+      else flow = float_op(in) ? exec_float(x) : exec_int(x);
   }
   if (flow == Flow::stop) return false;
   if (flow == Flow::next)

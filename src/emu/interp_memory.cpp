@@ -82,8 +82,18 @@ const char* space_name(Space s) {
   }
 }
 
+// Whether any of the n bytes is zero (a never-written byte): memchr without the call.
+inline bool any_zero(const uint8_t* p, uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i)
+    if (!p[i]) return true;
+  return false;
+}
+
 // Resolves [addr, addr + size) in `space` for `lane`; false after recording a finding.
-bool resolve(Exec& x, uint32_t lane, Space space, uint64_t addr, uint32_t size, bool write, Where& out) {
+// `cache` (may be null) holds the global allocation the previous lane hit: the lanes of a warp
+// mostly touch one buffer, and allocations never overlap, so a hit is what find would return.
+bool resolve(Exec& x, uint32_t lane, Space space, uint64_t addr, uint32_t size, bool write, Where& out,
+             Alloc** cache = nullptr) {
   auto oob = [&](std::string msg, std::string buffer, uint64_t off) {
     fail(x, FindingKind::oob, std::move(msg), lane);
     x.L.finding->buffer = std::move(buffer);
@@ -113,7 +123,14 @@ bool resolve(Exec& x, uint32_t lane, Space space, uint64_t addr, uint32_t size, 
   switch (space) {
     case Space::global: case Space::const_: {
       AllocMap* map = space == Space::global ? x.L.global : x.L.consts;
-      Alloc* a = map->find(addr, size);
+      Alloc* a = nullptr;
+      if (cache && space == Space::global) {
+        Alloc* c = *cache;
+        if (c && addr - c->base < c->size && size <= c->size - (addr - c->base)) a = c;
+        else if ((a = map->find(addr, size))) *cache = a;
+      } else {
+        a = map->find(addr, size);
+      }
       if (!a) {
         Finding f;
         map->describe_miss(addr, size, write, f);
@@ -224,11 +241,13 @@ Flow ld_st(Exec& x) {
   }
   uint32_t load_taint = 0;
   bool races = x.L.race && x.cta.race;
+  bool sign_fill = dt_signed(in.type) && bits < 64;
+  Alloc* cache = nullptr;
   RaceBatch batch(x.L);
   for (uint32_t m = x.mask; m; m &= m - 1) {
     uint32_t l = static_cast<uint32_t>(std::countr_zero(m));
     Where w;
-    if (!resolve(x, l, in.space, lane_address(x, l), size, store, w)) return Flow::stop;
+    if (!resolve(x, l, in.space, lane_address(x, l), size, store, w, &cache)) return Flow::stop;
     if (races) batch.add(w, x.tid(l), size);
     // The manual leaves ld.global.nc outside the memory model: reading bytes this launch wrote
     // may return stale data on a GPU, whatever orders the write before it.
@@ -260,7 +279,7 @@ Flow ld_st(Exec& x) {
       }
       record_write(x, w, l, size, t);
     } else {
-      if (w.init && std::memchr(w.init, 0, size)) {
+      if (w.init && any_zero(w.init, size)) {
         load_taint |= 1u << l;
         x.w.taint_line = in.line;
         x.w.taint_col = in.col;
@@ -268,7 +287,7 @@ Flow ld_st(Exec& x) {
       for (int i = 0; i < in.vec; ++i) {
         uint64_t v = 0;
         std::memcpy(&v, w.data + i * eb, eb);
-        if (dt_signed(in.type) && bits < 64) {  // a signed load fills a wider register with its sign
+        if (sign_fill) {  // a signed load fills a wider register with its sign
           uint64_t s = uint64_t{1} << (bits - 1);
           v = (v ^ s) - s;
           write_reg(x, in.o[i], l, v, 64);

@@ -15,6 +15,7 @@
 #include "emu/cta.h"
 #include "emu/engine.h"
 #include "emu/interp.h"
+#include "emu/interp_fast.h"
 #include "emu/limits.h"
 #include "emu/lower.h"
 #include "emu/memory.h"
@@ -28,8 +29,12 @@ class MachineImpl final : public Machine {
  public:
   explicit MachineImpl(Program p)
       : prog_(std::move(p)), race_([this](RaceSpace sp, uint32_t, uint64_t a) { return locate(sp, a); }) {
+    bool fast = fast_paths();
     for (auto& f : prog_.fns)
-      for (auto& in : f.code) has_nc_ = has_nc_ || (in.op == Op::ld && in.nc);
+      for (auto& in : f.code) {
+        has_nc_ = has_nc_ || (in.op == Op::ld && in.nc);
+        if (fast) in.fast = fast_kernel(in);
+      }
     counts_.resize(prog_.fns.size());
     for (size_t i = 0; i < prog_.fns.size(); ++i) counts_[i].resize(prog_.fns[i].code.size());
     consts_.set_next(kConstWin);

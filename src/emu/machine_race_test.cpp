@@ -3,7 +3,8 @@
 // and it terminates only because resident CTAs rotate) and with volatile accesses (a race on
 // the data), a CTA waiting on a later one that cannot become resident (budget), the "last
 // block" pattern with and without its fence, bar.arrive as a producer's release, atomics of
-// many CTAs, and ld.global.nc of bytes the launch wrote.
+// many CTAs, ld.global.nc of bytes the launch wrote, and a read set past 64 readers (the
+// oldest forgotten first).
 #include <algorithm>
 
 #include <gtest/gtest.h>
@@ -343,6 +344,39 @@ TEST(EmuChecks, NonCoherentLoadOfBytesWrittenInTheLaunch) {
   auto r2 = launch(*b.m, "read", 1, 1, p);
   ASSERT_TRUE(r2.ok()) << r2.finding->message;
   EXPECT_EQ(get<uint32_t>(*b.m, out, 1)[0], 7u);
+}
+
+// A granule read by 100 threads of one phase keeps the last 64 reads (docs/emu.md section 5:
+// past 64 concurrent accessors the oldest is forgotten, and the set is kept in arrival order).
+// Thread 99 then writes it: the race named is with the oldest read still held, thread 36's.
+TEST(EmuChecks, AReadSetKeepsTheNewest64InOrder) {
+  std::string src = std::string(kHeader) + R"(
+.visible .entry k(.param .u64 out)
+{
+  .shared .align 4 .b32 s[1];
+  .reg .pred %p;
+  .reg .b32 %t, %v;
+  mov.u32 %t, %tid.x;
+  ld.shared.u32 %v, [s];   // the read
+  setp.ne.u32 %p, %t, 99;
+  @%p bra DONE;
+  st.shared.u32 [s], %t;   // the write
+DONE:
+  ret;
+}
+)";
+  auto b = build(src);
+  ASSERT_TRUE(b.m);
+  uint64_t out = b.m->alloc("out", 4, Init::written);
+  auto r = launch(*b.m, "k", 1, 100, {u64p(out)});
+  ASSERT_FALSE(r.ok());
+  ASSERT_EQ(r.finding->kind, FindingKind::race) << r.finding->message;
+  EXPECT_EQ(r.finding->pos.line, line_of(src, "// the write"));
+  EXPECT_EQ(r.finding->who, tid(0, 99));
+  ASSERT_TRUE(r.finding->other);
+  EXPECT_EQ(r.finding->other->pos.line, line_of(src, "// the read"));
+  EXPECT_EQ(r.finding->other->who, tid(0, 36));
+  EXPECT_FALSE(r.finding->other->write);
 }
 
 }  // namespace

@@ -78,6 +78,8 @@ enum class AtomOp : uint8_t { add, min, max, inc, dec, and_, or_, xor_, exch, ca
 enum class ReduxOp : uint8_t { add, min, max, and_, or_, xor_ };
 enum class BarRed : uint8_t { popc, and_, or_ };
 
+struct Exec;
+
 struct Inst {
   Op op = Op::nop;
   DT type = DT::none;   // the instruction type (cvt and cvt-like: the destination)
@@ -103,6 +105,9 @@ struct Inst {
   uint32_t target = 0;          // branch target (instruction index) or callee (function index)
   uint32_t nargs = 0, nrets = 0; // call: o[0..nrets) rets, o[nrets..nrets+nargs) args
   uint32_t line = 0, col = 0;
+  // The fast path's kernel for this form (emu/interp_fast.h), set when the machine is made;
+  // null: the general path.
+  void (*fast)(Exec& x) = nullptr;
 };
 
 struct ParamSlot {

@@ -67,17 +67,12 @@ SyncRecord merge_records(const SyncRecord& a, const SyncRecord& b) {
   return out;
 }
 
-CtaClocks::CtaClocks(uint32_t id, uint32_t threads) : id_(id), live_(threads), th_(threads) {}
+CtaClocks::CtaClocks(uint32_t id, uint32_t threads)
+    : id_(id), live_(threads), th_(threads), exit_phase_(threads, UINT32_MAX) {}
 
-bool CtaClocks::ordered_before(const Stamp& s, uint32_t tid) const {
+bool CtaClocks::ordered_before_slow(const Stamp& s, uint32_t tid) const {
   const Vc* know = th_[tid].know.get();
-  if (s.cta == id_) {
-    if (s.tid == tid) return true;  // program order
-    // Every full barrier since s's phase had s's thread among its participants unless it
-    // exited in that phase: an exited thread takes part in no barrier.
-    uint32_t p = phase_of(s.clock);
-    if (p < phase_ && s.tid < th_.size() && p < th_[s.tid].exit_phase) return true;
-  } else if (know) {
+  if (s.cta != id_ && know) {
     // Knowledge of another CTA's phase came through a release/acquire pair. Threads of that
     // CTA that exited before its barrier are not excluded here (docs: a known gap).
     if (phase_of(s.clock) < phase_of(know->find(clock_key(s.cta, kAllThreads)))) return true;
@@ -131,7 +126,7 @@ void CtaClocks::complete(uint32_t barrier, std::span<const uint32_t> waiters) {
   uint32_t distinct_live = 0;
   seen_.assign(th_.size(), 0);
   for (uint32_t t : waiters)
-    if (t < th_.size() && !seen_[t] && th_[t].exit_phase == UINT32_MAX) seen_[t] = 1, ++distinct_live;
+    if (t < th_.size() && !seen_[t] && exit_phase_[t] == UINT32_MAX) seen_[t] = 1, ++distinct_live;
   if (!arrivals && distinct_live == live_ && live_ > 0) {
     auto parts = distinct(waiters, [&](uint32_t t) { return t < th_.size() ? th_[t].know.get() : nullptr; });
     VcPtr all = join_vcs(parts, {});
@@ -140,7 +135,7 @@ void CtaClocks::complete(uint32_t barrier, std::span<const uint32_t> waiters) {
       auto vc = std::make_shared<Vc>();
       for (const Vc::Entry& e : all->entries) {
         uint32_t cta = static_cast<uint32_t>(e.key >> 16), t = static_cast<uint32_t>(e.key & 0xFFFF);
-        bool covered = cta == id_ && (t == kAllThreads || (t < th_.size() && th_[t].exit_phase == UINT32_MAX));
+        bool covered = cta == id_ && (t == kAllThreads || (t < th_.size() && exit_phase_[t] == UINT32_MAX));
         if (!covered) vc->entries.push_back(e);
       }
       if (!vc->entries.empty()) kept = std::move(vc);
@@ -194,8 +189,8 @@ void CtaClocks::fence(uint32_t tid, MemOrder sem, MemScope scope) {
 }
 
 void CtaClocks::exit(uint32_t tid) {
-  if (tid >= th_.size() || th_[tid].exit_phase != UINT32_MAX) return;
-  th_[tid].exit_phase = phase_;
+  if (tid >= th_.size() || exit_phase_[tid] != UINT32_MAX) return;
+  exit_phase_[tid] = phase_;
   --live_;
 }
 

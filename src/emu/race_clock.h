@@ -86,8 +86,20 @@ class CtaClocks {
   uint32_t id() const { return id_; }
   uint32_t threads() const { return static_cast<uint32_t>(th_.size()); }
   uint64_t now(uint32_t tid) const { return (uint64_t{phase_} << 32) | th_[tid].local; }
-  // Whether the recorded access happens before what thread `tid` does now.
-  bool ordered_before(const Stamp& s, uint32_t tid) const;
+  // Whether the recorded access happens before what thread `tid` does now. Inline: the race
+  // detector asks it for every stamp an access meets; the CTA's own program order and
+  // barrier phases answer most of them without the knowledge vectors.
+  bool ordered_before(const Stamp& s, uint32_t tid) const {
+    if (s.cta == id_) {
+      if (s.tid == tid) return true;  // program order
+      // Every full barrier since s's phase had s's thread among its participants unless it
+      // exited in that phase: an exited thread takes part in no barrier.
+      uint32_t p = phase_of(s.clock);
+      if (p < phase_ && s.tid < exit_phase_.size() && p < exit_phase_[s.tid]) return true;
+    }
+    if (!th_[tid].know) return false;  // nothing learnt beyond the CTA's own order
+    return ordered_before_slow(s, tid);
+  }
   // Clock overflow (2^32 release events of one thread in one phase): the detector gives up.
   bool overflowed() const { return overflow_; }
 
@@ -110,7 +122,6 @@ class CtaClocks {
  private:
   struct Thread {
     uint32_t local = 1;
-    uint32_t exit_phase = UINT32_MAX;  // the phase it exited in; UINT32_MAX: live
     VcPtr know;
     VcPtr last_acquired;  // skips re-joining the record a spin loop keeps reading
     // The release half of the last release fence: a later strong write publishes this.
@@ -131,6 +142,8 @@ class CtaClocks {
   uint32_t live_;
   bool overflow_ = false;
   std::vector<Thread> th_;
+  std::vector<uint32_t> exit_phase_;  // per thread: the phase it exited in; UINT32_MAX: live
+  bool ordered_before_slow(const Stamp& s, uint32_t tid) const;
   std::array<std::vector<Vc::Entry>, 16> arrivals_;  // per barrier: released, not yet joined
   std::array<bool, 16> arrived_{};
   std::vector<uint8_t> seen_;  // scratch of complete(): waiters counted once

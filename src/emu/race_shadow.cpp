@@ -152,14 +152,59 @@ bool update(ShadowPage& page, Stamp& slot, const Stamp& a, bool add, const CtaCl
     slot = add ? a : Stamp{};
     return true;
   }
-  thread_local std::vector<Stamp> next;
-  next.clear();
-  for (const Stamp& e : view(page, slot)) {
-    Stamp k = e;
+  // Whether `a` makes the earlier stamp `k` forget its bytes.
+  auto forgets = [&](const Stamp& k) {
     // An atomic reads the latest value of an RMW chain: the earlier atomics precede it in
     // observation order, so what follows it in program order follows them in causality order.
     bool observed = (a.flags & Stamp::kAtomic) && (k.flags & Stamp::kAtomic) && morally_strong(k, a);
-    if ((k.mask & a.mask) && forgettable(k, a) && (observed || cta.ordered_before(k, a.tid))) k.mask &= ~a.mask;
+    return (k.mask & a.mask) && forgettable(k, a) && (observed || cta.ordered_before(k, a.tid));
+  };
+  // A set that stays a set: compacted in place (the same stamps in the same order as the copy
+  // below would give, without copying the set twice per access).
+  if (slot.flags & Stamp::kSet) {
+    std::vector<Stamp>& set = page.sets[static_cast<size_t>(slot.clock)];
+    size_t kept = 0;
+    for (size_t i = 0; i < set.size(); ++i) {
+      Stamp& k = set[i];
+      uint8_t mask = forgets(k) ? static_cast<uint8_t>(k.mask & ~a.mask) : k.mask;
+      if (!mask) continue;
+      // Unchanged stamps before the first removal stay where they are (no write).
+      if (kept != i || mask != k.mask) {
+        Stamp moved = k;
+        moved.mask = mask;
+        set[kept] = moved;
+      }
+      ++kept;
+    }
+    size_t total = kept + (add ? 1 : 0);
+    if (total >= 2) {
+      set.resize(kept);
+      if (add) {
+        // At most kMaxConcurrentStamps: the oldest goes first (before any growth, as the copy
+        // below trims before it stores).
+        if (set.size() == kMaxConcurrentStamps) set.erase(set.begin());
+        if (set.size() == set.capacity()) {
+          size_t cap = std::max(set.size() + 1, 2 * set.capacity());
+          if (!charge(page, budget, (cap - set.capacity()) * sizeof(Stamp))) return false;
+          set.reserve(cap);
+        }
+        set.push_back(a);
+      }
+      uint8_t mask = 0;
+      for (const Stamp& k : set) mask |= k.mask;
+      slot.mask = mask;
+      return true;
+    }
+    // One stamp or none left: back to an inline slot (store frees the set).
+    std::vector<Stamp> small(set.begin(), set.begin() + static_cast<std::ptrdiff_t>(kept));
+    if (add) small.push_back(a);
+    return store(page, slot, small, budget);
+  }
+  thread_local std::vector<Stamp> next;
+  next.clear();
+  for (const Stamp& e : view(page, slot)) {  // one inline stamp here
+    Stamp k = e;
+    if (forgets(k)) k.mask &= ~a.mask;
     if (k.mask) next.push_back(k);
   }
   if (add) next.push_back(a);

@@ -5,9 +5,54 @@
 // waits yields once, so an intra-warp spin lock (legal under independent scheduling) ends.
 #include "emu/warp.h"
 
+#include <bit>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "emu/limits.h"
 
 namespace ptxforge::emu {
+
+namespace {
+
+// The lanes in state `run` (SSE2 where the host has it: one compare of the 32 state bytes).
+uint32_t runnable(const Warp& w) {
+#if defined(__SSE2__)
+  static_assert(sizeof(LaneState) == 1 && static_cast<int>(LaneState::run) == 0);
+  const __m128i zero = _mm_setzero_si128();
+  const auto* p = reinterpret_cast<const __m128i*>(w.state.data());
+  auto lo = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(p), zero)));
+  auto hi = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(p + 1), zero)));
+  return lo | (hi << 16);
+#else
+  uint32_t run = 0;
+  for (int l = 0; l < 32; ++l) run |= uint32_t{w.state[l] == LaneState::run} << l;
+  return run;
+#endif
+}
+
+// The lanes at frame `frame0` and PC `pc0`.
+uint32_t at(const Warp& w, uint32_t pc0, int32_t frame0) {
+#if defined(__SSE2__)
+  const __m128i pc = _mm_set1_epi32(static_cast<int>(pc0)), fr = _mm_set1_epi32(frame0);
+  uint32_t m = 0;
+  for (int i = 0; i < 8; ++i) {
+    __m128i pv = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.pc.data() + 4 * i));
+    __m128i fv = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.frame.data() + 4 * i));
+    __m128i eq = _mm_and_si128(_mm_cmpeq_epi32(pv, pc), _mm_cmpeq_epi32(fv, fr));
+    m |= static_cast<uint32_t>(_mm_movemask_ps(_mm_castsi128_ps(eq))) << (4 * i);
+  }
+  return m;
+#else
+  uint32_t m = 0;
+  for (int l = 0; l < 32; ++l) m |= static_cast<uint32_t>(w.pc[l] == pc0 && w.frame[l] == frame0) << l;
+  return m;
+#endif
+}
+
+}  // namespace
 
 int32_t Warp::new_frame(const Function& fn, uint32_t fn_index, int32_t parent) {
   int32_t id;
@@ -55,10 +100,29 @@ Group pick_group(Warp& w, const std::vector<Function>& fns) {
     uint64_t depth_rank = limits::kMaxCallDepth + 1 - f.depth;
     return (depth_rank << 48) | (uint64_t{fns[f.fn].rpo[w.pc[l]]} << 20) | static_cast<uint64_t>(w.frame[l] & 0xfffff);
   };
+  // The common case, a converged warp: every runnable lane at one frame and PC is the only
+  // group, so its key is the best and there is no second (the streak is kept as below).
+  uint32_t run = runnable(w);
+  if (!run) return {};
+  int first = std::countr_zero(run);
+  uint32_t pc0 = w.pc[first];
+  int32_t frame0 = w.frame[first];
+  if (!(run & ~at(w, pc0, frame0))) {
+    uint64_t k = key_of(first);
+    if (k == w.last_key) ++w.streak;
+    else w.streak = 0;
+    w.last_key = k;
+    return {run, frame0, pc0};
+  }
+  // Lanes at the same frame and PC as the previous runnable lane share its key (no lookup).
+  std::array<uint64_t, 32> keys;
   uint64_t best = ~uint64_t{0}, second = ~uint64_t{0};
+  int prev = -1;
   for (int l = 0; l < 32; ++l) {
     if (w.state[l] != LaneState::run) continue;
-    uint64_t k = key_of(l);
+    uint64_t k = prev >= 0 && w.pc[l] == w.pc[prev] && w.frame[l] == w.frame[prev] ? keys[prev] : key_of(l);
+    keys[l] = k;
+    prev = l;
     if (k < best) {
       if (best != ~uint64_t{0}) second = best;
       best = k;
@@ -73,7 +137,7 @@ Group pick_group(Warp& w, const std::vector<Function>& fns) {
   w.last_key = chosen;
   Group g;
   for (int l = 0; l < 32; ++l)
-    if (w.state[l] == LaneState::run && key_of(l) == chosen) {
+    if (w.state[l] == LaneState::run && keys[l] == chosen) {
       g.mask |= 1u << l;
       g.frame = w.frame[l];
       g.pc = w.pc[l];
