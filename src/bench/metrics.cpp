@@ -24,6 +24,7 @@ struct Trajectory {
   bool extracted_first = false, checked_first = false, assembled_first = false, verified_first = false;
   bool extracted = false, checked = false, assembled = false, verified = false, gpu_ran = false;
   bool cpu_verified = false;  // some round passed on the CPU engine only (never counted as verified)
+  bool engine_ran = false;    // some round's verify ran on the CPU engine
   int first_verified = 0;  // round, 0: never
   double best_nvcc = 0, best_library = 0;
   const RoundRow* best = nullptr;  // the verified round with the best speedup (the first verified when untimed)
@@ -49,6 +50,7 @@ Trajectory summarise(const std::vector<const RoundRow*>& rounds) {
     t.assembled |= s.assembled;
     t.gpu_ran |= s.assembled && !s.no_gpu && !s.on_engine;  // a round the CPU engine verified ran on no GPU
     t.cpu_verified |= is_cpu_verified(s);
+    t.engine_ran |= s.on_engine;
     if (!v) continue;
     if (!t.verified) t.first_verified = s.round;
     t.verified = true;
@@ -186,6 +188,8 @@ BenchMetrics compute_metrics(const std::vector<CellRow>& cells_in, const std::ve
       add(a.verified, t.verified);
       add(a.verified_cpu, t.cpu_verified && !t.verified);
       a.gpu_ran |= t.gpu_ran;
+      a.engine_ran |= t.engine_ran || t.cpu_verified;
+      tr.verified_cpu += t.cpu_verified && !t.verified;
       verified_samples += t.verified;
       assembled_samples += t.assembled;
       a.first_verified[t.verified ? t.first_verified - 1 : max_rounds] += 1;

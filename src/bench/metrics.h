@@ -35,6 +35,7 @@ struct ArmMetrics {
   std::string model, mode, knowledge;
   int cells = 0, trajectories = 0;
   bool gpu_ran = false;  // some round of this arm reached GPU verification
+  bool engine_ran = false;  // some round of this arm was verified (or failed verify) on the CPU engine
   // Per trajectory: at its first round, and by its end (any round).
   Rate extracted_first, checked_first, assembled_first, verified_first;
   Rate extracted, checked, assembled, verified;  // verified: on a GPU
@@ -58,6 +59,7 @@ struct TaskResult {
   std::string task, arm;
   bool has_library = false;
   int verified = 0, trajectories = 0;
+  int verified_cpu = 0;  // trajectories the CPU engine verified and no GPU did (not in `verified`)
   double best_nvcc = 0, best_library = 0;  // best verified speedup (0: none timed)
   std::string status;                      // the cell's status (the first cell's where seeds repeat it)
 };

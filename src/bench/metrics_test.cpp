@@ -8,6 +8,8 @@
 #include <cmath>
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/report.h"
 #include "bench/store.h"
 
@@ -254,6 +256,45 @@ TEST(BenchReport, HtmlHoldsEveryChartAndEscapesNames) {
   EXPECT_EQ(html.find("<b>m</b>"), std::string::npos);
   EXPECT_NE(html.find("&lt;b&gt;m&lt;/b&gt;"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);  // self-contained, nothing runs
+}
+
+TEST(BenchReport, TheCpuEngineRateIsRenderedInEveryFormat) {
+  auto [cells, rounds] = sample_bench();
+  // Task B's two samples passed on the CPU engine only.
+  for (auto& r : rounds)
+    if (r.cell == "m/B") {
+      r.summary.gpu_verified = false;
+      r.summary.on_engine = true;
+    }
+  auto m = compute_metrics(cells, rounds, "x", 2);
+  EXPECT_TRUE(m.arms[0].engine_ran);
+  std::string md = render_markdown(m);
+  EXPECT_NE(md.find("| 0% (0/4) / 25% (1/4); on the CPU engine 50% (2/4) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| B | m | 0/2 (+2 on the CPU engine) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| A | m | 1/2 |"), std::string::npos) << md;
+  auto j = nlohmann::json::parse(render_json(m));
+  const auto& by_end = j["arms"][0]["by_end"];
+  EXPECT_EQ(by_end["verified"]["hits"], 1);
+  EXPECT_EQ(by_end["verified_cpu"]["hits"], 2);
+  EXPECT_EQ(by_end["verified_cpu"]["of"], 4);
+  EXPECT_EQ(j["arms"][0]["engine_ran"], true);
+  for (auto& t : j["tasks"]) EXPECT_EQ(t["verified_cpu"], t["task"] == "B" ? 2 : 0) << t.dump();
+  std::string html = render_html(m);
+  EXPECT_NE(html.find("<th>verified on the CPU engine only</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td>25% (1/4)</td><td>50% (2/4)</td>"), std::string::npos) << html;
+
+  // The engine ran and verified nothing: 0%, not silence, and still apart from the GPU's rate.
+  for (auto& r : rounds) {
+    r.summary.on_engine = true;
+    r.summary.passed = false;
+    r.summary.gpu_verified = false;
+  }
+  md = render_markdown(compute_metrics(cells, rounds, "x", 2));
+  EXPECT_NE(md.find("not run (no GPU) / not run (no GPU); on the CPU engine 0% (0/4) |"), std::string::npos) << md;
+  // A bench on GPUs only never mentions the engine.
+  auto [gpu_cells, gpu_rounds] = sample_bench();
+  EXPECT_EQ(render_markdown(compute_metrics(gpu_cells, gpu_rounds, "x", 2)).find("CPU engine"), std::string::npos);
+  EXPECT_NE(render_html(compute_metrics(gpu_cells, gpu_rounds, "x", 2)).find("<td>not run</td>"), std::string::npos);
 }
 
 }  // namespace

@@ -26,8 +26,14 @@ std::string pct(const Rate& r) {
 std::string speedup(double x) { return x > 0 ? fmt::format("{:.2f}x", x) : "-"; }
 // GPU verdicts; trajectories only the CPU engine verified are named beside them, never counted in.
 std::string verified_text(const ArmMetrics& a, const Rate& r) { return a.gpu_ran ? pct(r) : "not run (no GPU)"; }
+// Where the engine verified some round (0% included: it ran and verified none), its rate.
 std::string cpu_verified_note(const ArmMetrics& a) {
-  return a.verified_cpu.hits ? fmt::format("; on the CPU engine {}", pct(a.verified_cpu)) : "";
+  return a.engine_ran || a.verified_cpu.hits ? fmt::format("; on the CPU engine {}", pct(a.verified_cpu)) : "";
+}
+std::string task_verified(const TaskResult& r) {
+  std::string s = fmt::format("{}/{}", r.verified, r.trajectories);
+  if (r.verified_cpu) s += fmt::format(" (+{} on the CPU engine)", r.verified_cpu);
+  return s;
 }
 
 std::string per_verified(const ArmMetrics& a) {
@@ -104,7 +110,7 @@ std::string render_markdown(const BenchMetrics& m) {
   }
   o += "\n## Per task (best verified speedup)\n\n| task | arm | verified | vs nvcc | vs library | status |\n|---|---|---|---|---|---|\n";
   for (auto& r : m.results)
-    o += fmt::format("| {} | {} | {}/{} | {} | {} | {} |\n", r.task, md_cell(r.arm), r.verified, r.trajectories, speedup(r.best_nvcc),
+    o += fmt::format("| {} | {} | {} | {} | {} | {} |\n", r.task, md_cell(r.arm), task_verified(r), speedup(r.best_nvcc),
                      r.has_library ? speedup(r.best_library) : "no baseline", md_cell(r.status));
   if (!m.translate.empty()) {
     o += "\n## Translate: the model vs nvcc on the same CUDA source\n\n| task | arm | verified | model / nvcc |\n|---|---|---|---|\n";
@@ -143,7 +149,8 @@ std::string render_json(const BenchMetrics& m) {
     aj["first_round"] = {{"extracted", rate(a.extracted_first)}, {"checked", rate(a.checked_first)},
                          {"assembled", rate(a.assembled_first)}, {"verified", rate(a.verified_first)}};
     aj["by_end"] = {{"extracted", rate(a.extracted)}, {"checked", rate(a.checked)}, {"assembled", rate(a.assembled)},
-                    {"verified", rate(a.verified)}};
+                    {"verified", rate(a.verified)}, {"verified_cpu", rate(a.verified_cpu)}};
+    aj["engine_ran"] = a.engine_ran;
     for (auto& [k, v] : a.pass_at) aj["pass_at_k"][std::to_string(k)] = v;
     for (auto& [k, v] : a.assembled_at) aj["assembled_at_k"][std::to_string(k)] = v;
     for (auto& f : a.fast_nvcc) aj["fast_p_nvcc"].push_back({{"p", f.p}, {"rate", rate(f.rate)}});
@@ -162,7 +169,8 @@ std::string render_json(const BenchMetrics& m) {
   }
   auto result = [](const TaskResult& r) {
     return json{{"task", r.task}, {"arm", r.arm}, {"has_library", r.has_library}, {"verified", r.verified},
-                {"trajectories", r.trajectories}, {"best_speedup_nvcc", r.best_nvcc}, {"best_speedup_library", r.best_library},
+                {"trajectories", r.trajectories}, {"verified_cpu", r.verified_cpu}, {"best_speedup_nvcc", r.best_nvcc},
+                {"best_speedup_library", r.best_library},
                 {"status", r.status}};
   };
   j["tasks"] = json::array();

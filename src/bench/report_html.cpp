@@ -125,11 +125,13 @@ std::string render_html(const BenchMetrics& m) {
   o += legend(m);
 
   o += "<h2>Stages</h2>\n<table id=\"arms\"><tr><th>arm</th><th>trajectories</th><th>extracted</th><th>checked</th><th>assembled</th>"
-       "<th>verified</th><th>geomean vs nvcc</th><th>geomean vs library</th><th>proven executed</th></tr>\n";
+       "<th>verified</th><th>verified on the CPU engine only</th><th>geomean vs nvcc</th><th>geomean vs library</th><th>proven executed</th></tr>\n";
   for (auto& a : m.arms)
-    o += fmt::format("<tr data-arm=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+    o += fmt::format("<tr data-arm=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                     "<td>{}</td></tr>\n",
                      esc(a.label), esc(a.label), a.trajectories, pct(a.extracted), pct(a.checked), pct(a.assembled),
                      a.gpu_ran ? pct(a.verified) : "not run (no GPU)",
+                     a.engine_ran || a.verified_cpu.hits ? pct(a.verified_cpu) : "not run",
                      a.geomean_nvcc > 0 ? fmt::format("{:.2f}x", a.geomean_nvcc) : "-",
                      a.geomean_library > 0 ? fmt::format("{:.2f}x", a.geomean_library) : "-", pct(a.proven_executed));
   o += "</table>\n";

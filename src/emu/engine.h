@@ -94,8 +94,9 @@ struct LaunchResult {
   bool ok() const { return !finding; }
 };
 
-// Per lowered instruction, how often it ran: warp issues (at least one active lane) and lane
-// executions, summed over every launch of the machine.
+// Per lowered instruction, how often it ran: warp issues with at least one lane whose guard
+// holds (a guarded instruction no lane runs is not counted) and lane executions, summed over
+// every launch of the machine.
 struct InstructionCount {
   PtxPos pos;
   std::string opcode;  // full opcode as written ("ld.global.nc.f32")

@@ -84,6 +84,19 @@ std::vector<gpu::InstructionCount> candidate_counts(const Machine& m) {
   return out;
 }
 
+// The candidate's warp executions per instruction (in the order of Machine::counts) since
+// `before`, which then holds the totals: one case's share of the counts.
+std::vector<uint64_t> warp_issues_since(const Machine& m, std::vector<uint64_t>& before) {
+  std::vector<InstructionCount> now = m.counts();
+  std::vector<uint64_t> out(now.size());
+  before.resize(now.size(), 0);
+  for (size_t i = 0; i < now.size(); ++i) {
+    out[i] = now[i].warp_issues - before[i];
+    before[i] = now[i].warp_issues;
+  }
+  return out;
+}
+
 }  // namespace
 
 Executor::Executor(MachineFactory make_machine) : make_machine_(std::move(make_machine)) {}
@@ -132,15 +145,18 @@ gpu::Outcome Executor::run(const gpu::Job& job) {
       rep.cases = trivial_cases(s);
     } else {
       s.candidate = detail::load_module(make_machine_, job.candidate_ptx, "candidate");
+      std::vector<uint64_t> before;  // the candidate's warp issues before the case (prove holds each case to its floors)
       for (const task::SizeSet* set : s.task.size_sets(job.held_back)) {
         if (!job.size_sets.empty() &&
             std::find(job.size_sets.begin(), job.size_sets.end(), set->name) == job.size_sets.end())
           continue;
-        for (int k = 1; k <= job.seeds; ++k)
+        for (int k = 1; k <= job.seeds; ++k) {
           rep.cases.push_back(detail::verify_case(
               s, *set,
               task::derive_seed(job.seed, task::SeedUse::verify, task::size_set_key(set->name), static_cast<uint64_t>(k)),
               k));
+          rep.cases.back().executed = warp_issues_since(*s.candidate.machine, before);
+        }
       }
       rep.counts = candidate_counts(*s.candidate.machine);
       rep.phases = s.phases;

@@ -162,6 +162,24 @@ gpu::Job verify_job(std::vector<std::string> sets = {"small", "tail"}) {
   return j;
 }
 
+// The prove stage holds each case to its own floors: every case carries the candidate's warp
+// executions during that case alone (the machine's counts are totals since it was made).
+TEST(EmuExecutor, EachCaseCarriesItsOwnWarpExecutions) {
+  Fakes f;
+  f.counts = {{{30, 5}, "st.global.f32", 0, 0}};
+  uint64_t launches = 0;
+  f.candidate = [&](FakeMachine& m, const LaunchConfig& cfg, std::span<const ParamBytes> p) {
+    m.counts_[0].warp_issues += ++launches;  // 1, 2, 3, 4: one launch per case
+    return vector_add()(m, cfg, p);
+  };
+  Executor ex(f.factory());
+  gpu::Outcome o = ex.run(verify_job());
+  ASSERT_FALSE(o.failure) << o.failure->message;
+  ASSERT_EQ(o.verify->cases.size(), 4u);
+  for (uint64_t i = 0; i < 4; ++i) EXPECT_EQ(o.verify->cases[i].executed, std::vector<uint64_t>{i + 1}) << i;
+  EXPECT_EQ(o.verify->counts[0].warp_issues, 10u) << "the sum over the cases";
+}
+
 TEST(EmuExecutor, RunsTheWorkersSetsAndSeedsOnTheWorkersInputs) {
   Fakes f;
   std::vector<std::vector<uint8_t>> inputs_a;

@@ -3,14 +3,16 @@
 // behind a branch that can never be taken is in the PTX, but ptxas drops it, and the listing
 // then lacks HGMMA; one behind a branch on a runtime value stays in the SASS, but no warp runs
 // it, and the instrumented copy's counter for it stays at zero. Where no disassembler is
-// installed the stage says "SASS proof unavailable"; where no GPU verified the candidate, that
-// execution was not proven.
+// installed the stage says "SASS proof unavailable". On the CPU engine the executed proof reads
+// the engine's own counts of the run that verified the candidate (eval/prove_engine.h); where
+// neither verified it, execution was not proven.
 #include <algorithm>
-#include <cmath>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "eval/prove_detail.h"
+#include "eval/prove_engine.h"
 #include "eval/prove_work.h"
 #include "eval/sanitize.h"
 #include "eval/stages.h"
@@ -75,46 +77,11 @@ StageResult verdict(StageStatus s, std::string summary) {
   return r;
 }
 
-// A failed executed proof: `model` is the same without the names of held-back size sets.
-struct ExecutedProblem {
-  std::string person, model;
-};
-
-// A family's [min_work] floor on one size set: unset when the task sets none. (Task
-// loading has checked that every floor is a count from 0 to 1e18 on every size set.)
-Result<std::optional<uint64_t>> floor_for(const task::Task& t, const std::string& family, const task::SizeSet& set) {
-  auto need = t.min_executed.find(family);
-  if (need == t.min_executed.end()) return std::optional<uint64_t>();
-  auto v = need->second.evaluate(set.values);
-  if (!v) return Error{"[min_work] for " + family + ": " + v.error().message};
-  return std::optional<uint64_t>(static_cast<uint64_t>(std::ceil(std::clamp(v->as_double(), 0.0, 1e18))));
-}
-
-// The task's groups as indices into its families (a task built without groups: one each).
-std::vector<std::vector<size_t>> group_indices(const task::Task& t) {
-  std::vector<std::vector<size_t>> out;
-  auto index = [&](const std::string& f) {
-    return static_cast<size_t>(std::find(t.required_instructions.begin(), t.required_instructions.end(), f) -
-                               t.required_instructions.begin());
-  };
-  for (auto& g : t.required_groups) {
-    std::vector<size_t> members;
-    for (auto& f : g)
-      if (index(f) < t.required_instructions.size()) members.push_back(index(f));
-    if (!members.empty()) out.push_back(std::move(members));
-  }
-  if (out.empty())
-    for (size_t i = 0; i < t.required_instructions.size(); ++i) out.push_back({i});
-  return out;
-}
-
-// "mma.sync", or "one of mma.sync, wgmma.mma_async".
-std::string group_name(const std::vector<std::string>& families, const std::vector<size_t>& members) {
-  if (members.size() == 1) return families[members[0]];
-  std::vector<std::string> names;
-  for (size_t i : members) names.push_back(families[i]);
-  return fmt::format("one of {}", fmt::join(names, ", "));
-}
+using prove_detail::CaseTally;
+using prove_detail::ExecutedProblem;
+using prove_detail::floor_for;
+using prove_detail::group_indices;
+using prove_detail::group_name;
 
 // The executed proof: a copy of the candidate with a counter before every instruction of a
 // required family (ptx/instrument.h), assembled like the candidate and run once over the
@@ -204,14 +171,7 @@ std::optional<ExecutedProblem> prove_executed(StageContext& ctx, const std::opti
                                                    "another path when it is counted, or its results depend on timing"};
         }
   // Per case: the counts per slot (each a multiple of the increment, or the kernel wrote to
-  // them), weighed by each slot's work on the case's sizes, and the floors of [min_work]
-  // in each family's unit. A group of alternatives is short where its families' work, each
-  // over its own floor, adds up to less than one.
-  const auto groups = group_indices(ctx.task);
-  std::vector<uint64_t> total(families.size(), 0), total_work(families.size(), 0);
-  std::vector<std::string> token;
-  std::vector<size_t> token_groups;
-  bool token_held_back = false;
+  // them), weighed by each slot's work on the case's sizes; prove_detail judges the floors.
   // What the timed binary lacks counts nothing: a family none of whose opcodes is in its
   // reachable SASS (an alternative ptxas deleted), a wgmma shape it does not hold.
   auto live = [&](size_t family, const ptx::CounterSlot& slot) {
@@ -219,15 +179,14 @@ std::optional<ExecutedProblem> prove_executed(StageContext& ctx, const std::opti
     if (r.proofs[family].in_sass == false) return false;
     return shape_in_sass(slot.work, *sass);
   };
+  std::vector<CaseTally> tallies;
   for (auto& c : out.verify->cases) {
     if (c.executed.size() != inst->slots.size())
       return plain(fmt::format("the worker returned {} execution counters for {} counter slots", c.executed.size(),
                                inst->slots.size()));
-    const task::SizeSet* set = nullptr;
+    CaseTally t{&c, nullptr, std::vector<uint64_t>(families.size(), 0), std::vector<uint64_t>(families.size(), 0)};
     for (auto& s : ctx.task.sizes)
-      if (s.name == c.size_set) set = &s;
-    std::vector<uint64_t> warps(families.size(), 0), work(families.size(), 0);
-    std::vector<std::optional<uint64_t>> floors(families.size());
+      if (s.name == c.size_set) t.set = &s;
     for (size_t k = 0; k < inst->slots.size(); ++k) {
       const ptx::CounterSlot& slot = inst->slots[k];
       if (c.executed[k] % increment != 0)
@@ -237,58 +196,17 @@ std::optional<ExecutedProblem> prove_executed(StageContext& ctx, const std::opti
       uint64_t n = c.executed[k] / increment;
       for (size_t i : slot.families) {
         if (!live(i, slot)) continue;
-        warps[i] += n;
-        if (!set) continue;
-        auto weight = work_weight(slot.work, unit_of_family(families[i]), ctx.task, ctx.candidate.launch, *set);
+        t.warps[i] += n;
+        if (!t.set) continue;
+        auto weight = work_weight(slot.work, unit_of_family(families[i]), ctx.task, ctx.candidate.launch, *t.set);
         if (!weight) return plain(weight.error().message);
-        work[i] += n * *weight;
+        t.work[i] += n * *weight;
       }
     }
-    for (size_t i = 0; i < families.size(); ++i) {
-      total[i] += warps[i];
-      total_work[i] += work[i];
-      if (!set) continue;
-      auto floor = floor_for(ctx.task, families[i], *set);
-      if (!floor) return plain(floor.error().message);
-      floors[i] = *floor;
-      if (*floor) r.proofs[i].min_warps = std::max(r.proofs[i].min_warps, **floor);
-    }
-    for (size_t g = 0; g < groups.size(); ++g) {
-      auto share = floor_share(groups[g], work, floors);
-      if (!share || *share >= 1.0 || token.size() >= 4) continue;
-      token_groups.push_back(g);
-      std::vector<std::string> did, need;
-      for (size_t i : groups[g]) {
-        std::string_view unit = to_string(unit_of_family(families[i]));
-        did.push_back(unit_of_family(families[i]) == WorkUnit::executions
-                          ? fmt::format("{} ran {} warp executions", families[i], warps[i])
-                          : fmt::format("{} did {} {} ({} warp executions)", families[i], work[i], unit, warps[i]));
-        need.push_back(fmt::format("{} {}", *floors[i], unit));
-      }
-      token.push_back(fmt::format("{} on size set '{}'{}: {:.0f}% of the work the task needs of {} (at least {})",
-                                  fmt::join(did, " and "), c.size_set, c.shown ? "" : " (held back)", 100 * *share,
-                                  groups[g].size() == 1 ? "it" : "them together", fmt::join(need, " or ")));
-      token_held_back = token_held_back || !c.shown;
-    }
+    tallies.push_back(std::move(t));
   }
-  for (size_t i = 0; i < families.size(); ++i) {
-    r.proofs[i].executed = total[i] > 0;
-    r.proofs[i].executed_warps = total[i];
-    r.proofs[i].executed_work = total_work[i];
-    r.proofs[i].work_unit = std::string(to_string(unit_of_family(families[i])));
-  }
-  // A group no warp reached at all is reported as never executed (by the caller), not as short.
-  bool all_idle = true;
-  for (size_t g : token_groups)
-    for (size_t i : groups[g]) all_idle = all_idle && total[i] == 0;
-  if (!token.empty() && !all_idle) {
-    ExecutedProblem p;
-    p.person = fmt::format("{}: the required instructions do only part of the work", fmt::join(token, "; "));
-    p.model = token_held_back ? "a required instruction family did less of the work than the task needs on a held-back "
-                                "size: the required instructions do only part of the work"
-                              : p.person;
-    return p;
-  }
+  if (auto problem = prove_detail::judge_tallies(ctx, tallies)) return problem;
+  r.executed_by = VerifiedBy::gpu;
   r.executed_note = fmt::format("counted in an instrumented copy over {}", out.verify->cases.size() == 1 ? std::string("1 case")
                                                                                     : fmt::format("{} cases", out.verify->cases.size()));
   return std::nullopt;
@@ -487,19 +405,21 @@ StageResult prove(StageContext& ctx) {
 
   if (auto problem = one_block_clusters(ctx)) return failed(std::move(*problem));
 
-  // Executed.
-  if (r.verified_by == VerifiedBy::cpu_engine) {
-    // The engine's per-instruction counts (VerifyReport::counts) are not wired into this proof yet.
-    r.executed_note = "execution not checked on the CPU engine";
+  // Executed: on a GPU from an instrumented copy, on the CPU engine from the counts of the
+  // run that verified it (eval/prove_engine.h).
+  const bool engine = r.verified_by == VerifiedBy::cpu_engine;
+  auto not_proven = [&](std::string why) {
+    r.executed_note = "execution not proven: " + std::move(why);
     return verdict(StageStatus::passed,
                    fmt::format("all {} required instruction families {}; {}", groups.size(), where, r.executed_note));
+  };
+  if (!engine && ctx.on_engine) {
+    if (r.failure && r.failure->kind == gpu::FailureKind::unsupported)
+      return not_proven("not executed on the CPU engine: unsupported (" + r.failure->message + ")");
+    return not_proven("the candidate did not pass verify on the CPU engine");
   }
-  if (!r.gpu_verified || !ctx.job) {
-    r.executed_note = "execution not proven: the candidate was not verified on a GPU";
-    return verdict(StageStatus::passed,
-                   fmt::format("all {} required instruction families {}; {}", groups.size(), where, r.executed_note));
-  }
-  if (auto problem = prove_executed(ctx, reachable_sass)) {
+  if (!engine && (!r.gpu_verified || !ctx.job)) return not_proven("the candidate was not verified on a GPU");
+  if (auto problem = engine ? prove_executed_on_engine(ctx, reachable_sass) : prove_executed(ctx, reachable_sass)) {
     r.executed_note = problem->person;
     return failed(std::move(*problem));
   }
@@ -514,13 +434,15 @@ StageResult prove(StageContext& ctx) {
   }
   if (!idle.empty())
     return verdict(StageStatus::failed,
-                   fmt::format("{}: the instrumented copy counted no warp running it on any verify case", fmt::join(idle, "; ")));
+                   fmt::format("{}: {} counted no warp running it on any verify case", fmt::join(idle, "; "),
+                               engine ? "the CPU engine" : "the instrumented copy"));
   std::vector<std::string> counts;
   for (auto& p : r.proofs)
     if (p.in_ptx) counts.push_back(fmt::format("{} {}", p.family, p.executed_warps));
-  std::string plain = fmt::format("all {} required instruction families {} and executed", groups.size(), where);
+  std::string plain = fmt::format("all {} required instruction families {} and executed{}", groups.size(), where,
+                                  engine ? " on the CPU engine" : "");
   std::string summary = fmt::format("{} (warp executions: {})", plain, fmt::join(counts, ", "));
-  if (ctx.opts.prove_ncu) {
+  if (ctx.opts.prove_ncu && !engine) {
     if (auto problem = prove_with_ncu(ctx)) return failed(std::move(*problem));
     bool not_run = starts_with(r.ncu_note, "ncu cross-check not run");
     summary += "; " + (not_run ? r.ncu_note : "ncu agrees");
@@ -529,7 +451,10 @@ StageResult prove(StageContext& ctx) {
   StageResult s = verdict(StageStatus::passed, summary);
   // The counts add up every verify case, held-back ones included: a model that knows how a
   // count scales with the sizes would read the held-back sizes back from them.
-  if (ctx.opts.held_back && ctx.task.size_sets(true).size() > ctx.task.size_sets(false).size()) {
+  bool held_back_counted =
+      engine ? std::any_of(r.verify->cases.begin(), r.verify->cases.end(), [](auto& c) { return !c.shown; })
+             : ctx.opts.held_back && ctx.task.size_sets(true).size() > ctx.task.size_sets(false).size();
+  if (held_back_counted) {
     s.held_back = true;
     s.model_summary = plain;
   }

@@ -97,6 +97,9 @@ struct RunRecord {
   std::vector<InstructionProof> proofs;
   std::string sass_note;  // the disassembler the SASS proof used, or why it is unavailable
   std::string executed_note;  // how the executed proof ran, or why it did not
+  // Whose counts the executed proof read: a GPU's (an instrumented copy) or the CPU engine's
+  // (its own counts of the verify run); none where it did not count.
+  VerifiedBy executed_by = VerifiedBy::none;
   std::string ncu_note;       // `--prove ncu`: what ncu profiled, or why it could not
   std::optional<PhysicalLimits> limits;  // when the time stage judged timings
   std::optional<ProfileReport> profile;  // `--profile`

@@ -100,6 +100,7 @@ std::string render_report_json(const RunRecord& r) {
   }
   if (!r.sass_note.empty()) j["sass_note"] = r.sass_note;
   if (!r.executed_note.empty()) j["executed_note"] = r.executed_note;
+  if (r.executed_by != VerifiedBy::none) j["executed_by"] = std::string(to_string(r.executed_by));
   if (!r.ncu_note.empty()) j["ncu_note"] = r.ncu_note;
   if (r.profile) {
     auto summary = [](const toolchain::ProfileSummary& s) {
@@ -402,6 +403,11 @@ RunRecord parse_record(const Node& j) {
     for (auto& proof : p->items()) r.proofs.push_back(parse_proof(proof));
   if (auto n = j.find("sass_note")) r.sass_note = n->str();
   if (auto n = j.find("executed_note")) r.executed_note = n->str();
+  if (auto v = j.find("executed_by")) {
+    auto by = verified_by_from_string(v->str());
+    if (!by) v->fail(fmt::format("unknown executed_by '{}' (none, gpu or cpu_engine)", v->str()));
+    r.executed_by = *by;
+  }
   if (auto n = j.find("ncu_note")) r.ncu_note = n->str();
   if (auto p = j.find("profile")) r.profile = parse_profile(*p);
   if (auto f = j.find("flags")) r.flags = f->strings();

@@ -110,7 +110,9 @@ struct CaseResult {
   bool pass = false;
   std::vector<task::Comparison> outputs;
   std::vector<std::string> problems;  // guard violations, modified inputs
-  std::vector<uint64_t> executed;     // an instrumented copy's counters after this case (Job::executed_slots)
+  // An instrumented copy's counters after this case (Job::executed_slots); on the CPU engine,
+  // the candidate's warp executions in this case, one per entry of VerifyReport::counts.
+  std::vector<uint64_t> executed;
   // A hash of the candidate's output bytes on seed 1 (0: not taken): the prove stage holds the
   // instrumented copy's outputs to the timed binary's on the same inputs.
   uint64_t output_digest = 0;
@@ -191,7 +193,8 @@ std::string_view to_string(Engine e);
 std::optional<Engine> engine_from_string(std::string_view s);
 
 // How often one PTX instruction of the candidate ran on the CPU engine, summed over a verify
-// job's cases: warp issues (at least one active lane) and lane executions. The prove stage maps
+// job's cases: warp issues with at least one lane whose guard holds (the unit of the GPU's
+// instrumented counters) and lane executions. The prove stage maps
 // it to its instruction by line and column.
 struct InstructionCount {
   uint32_t line = 0, col = 0;
