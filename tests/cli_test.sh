@@ -100,6 +100,7 @@ expect 2 "did you mean 'new'" task nwe
 expect 1 "needs-target" fmt --retarget sm_80 "$root/examples/wgmma_fence.ptx"
 # run / suite / doctor: the harness's contract on a machine with or without a GPU.
 expect 0 "level1/vector_add" suite list
+expect 0 "level3/bgemm_tcgen05 +needs sm_100a " suite list
 expect 0 "## Sizes" suite show vector_add
 if "$ptxforge" suite show vector_add | grep -qE "odd|1000003|tiny"; then
   echo "FAIL: suite show leaks a held-back size"; fail=$((fail+1)); else passed=$((passed+1)); fi

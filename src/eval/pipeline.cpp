@@ -14,6 +14,7 @@
 #include "eval/limits.h"
 #include "eval/profile.h"
 #include "eval/sanitize.h"
+#include "eval/target_gate.h"
 #include "gpu/locate_fault.h"
 #include "gpu/protocol.h"
 #include "ptx/front_end.h"
@@ -174,6 +175,14 @@ StageResult assemble(StageContext& ctx) {
 // On the CPU engine: the candidate's and the reference's PTX, on the task's CPU size sets.
 StageResult verify(StageContext& ctx) {
   RunRecord& r = ctx.record;
+  // A GPU that cannot run the task's target would fail to load the cubin with a driver error
+  // naming neither target: say why instead, as "no GPU" does (eval/target_gate.h).
+  if (!ctx.on_engine && ctx.device)
+    if (const auto& info = ctx.device(); info)
+      if (auto gap = target_gap(ctx.task.min_target, info->arch())) {
+        ctx.halt = true;
+        return result(StageStatus::skipped, fmt::format("NOT verified: {} (checked and assembled for {})", *gap, r.arch));
+      }
   gpu::Job job;
   job.kind = gpu::JobKind::verify;
   job.task_dir = ctx.task.dir;
@@ -213,7 +222,10 @@ StageResult verify(StageContext& ctx) {
     // wrong fail (docs/emu.md, section 9). The verdict says so; nothing after this can run.
     if (ctx.on_engine && out.failure->kind == gpu::FailureKind::unsupported) {
       ctx.halt = true;
-      StageResult s = result(StageStatus::skipped, "NOT verified: " + out.failure->message);
+      // A task for a newer GPU than the engine's stand-in target says which one would run it.
+      std::string want = assemble_target(ctx.task.min_target, "sm_90a");
+      std::string needs = want != "sm_90a" ? fmt::format(" (the task needs an {} GPU)", want) : "";
+      StageResult s = result(StageStatus::skipped, "NOT verified: " + out.failure->message + needs);
       s.seconds = ctx.stage_seconds();
       return s;
     }
@@ -445,19 +457,23 @@ const Result<gpu::DevicePeaks>& Pipeline::peaks() {
   return *peaks_;
 }
 
-// The target to assemble for: the GPU's own (sm_90a on an H200), else sm_90a.
-std::string Pipeline::pick_arch(const RunOptions& opts) {
+// The target to assemble for: the GPU's own (sm_90a on an H200), else sm_90a; the task's
+// min_target where that one does not satisfy it (a tcgen05 task on an H200 is still checked
+// and assembled for sm_100a; verify then says why it did not run, eval/target_gate.h).
+std::string Pipeline::pick_arch(const RunOptions& opts, const task::Task& task) {
   if (!opts.arch.empty()) return opts.arch;
-  if (opts.device == Device::cpu) return "sm_90a";  // --device cpu never starts the GPU worker
-  if (auto& info = device(); info) return info->arch();
-  return "sm_90a";
+  std::string have = "sm_90a";
+  // --device cpu never starts the GPU worker
+  if (opts.device != Device::cpu)
+    if (auto& info = device(); info) have = info->arch();
+  return assemble_target(task.min_target, have);
 }
 
 RunRecord Pipeline::run(const task::Task& task, const std::string& candidate_path, const RunOptions& opts) {
   RunRecord r;
   r.task = task.name;
   r.candidate = candidate_path;
-  r.arch = pick_arch(opts);
+  r.arch = pick_arch(opts, task);
   r.seed = opts.seed ? *opts.seed : task::fresh_seed();
   for (auto& st : stage_table())
     if (!st.wanted) r.stage(st.id);

@@ -51,7 +51,7 @@ class Pipeline {
   Result<std::vector<gpu::CaseResult>> check_trivial_outputs(std::chrono::milliseconds timeout);
 
  private:
-  std::string pick_arch(const RunOptions& opts);
+  std::string pick_arch(const RunOptions& opts, const task::Task& task);
   // The CPU engine's runner: the one given, else `ptxforge emu-worker`, started on first need.
   gpu::JobRunner& engine();
 

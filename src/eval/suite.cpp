@@ -1,7 +1,11 @@
 #include "eval/suite.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <map>
+
+#include "eval/target_gate.h"
+#include "task/baselines.h"
 
 namespace ptxforge::eval {
 
@@ -10,13 +14,20 @@ std::string_view to_string(ValidationStatus s) {
     case ValidationStatus::passed: return "passed";
     case ValidationStatus::failed: return "failed";
     case ValidationStatus::not_verified: return "not_verified";
+    case ValidationStatus::skipped: return "skipped";
     case ValidationStatus::invalid: return "invalid";
   }
   return "?";
 }
 
 ValidationStatus TaskValidation::status() const {
-  if (run.verified_by == VerifiedBy::none) return no_gpu ? ValidationStatus::not_verified : ValidationStatus::failed;
+  if (run.verified_by == VerifiedBy::none) {
+    bool stage_failed = false;
+    for (auto& s : run.stages) stage_failed = stage_failed || s.status == StageStatus::failed;
+    // Skipped only once its solution checked and assembled for the target it needs.
+    if (!target_gap.empty()) return stage_failed ? ValidationStatus::failed : ValidationStatus::skipped;
+    return no_gpu ? ValidationStatus::not_verified : ValidationStatus::failed;
+  }
   return ok() ? ValidationStatus::passed : ValidationStatus::failed;
 }
 
@@ -53,6 +64,11 @@ TaskValidation validate_task(Pipeline& pipeline, const task::Task& t, bool time,
   if (v.run.verified_by == VerifiedBy::none) {
     const StageResult* verify = v.run.find_stage(StageId::verify);
     v.no_gpu = verify && verify->status == StageStatus::skipped;
+    // A GPU the task's target does not run on: the pipeline assembled for that target and
+    // skipped verify; say so apart from "no GPU" (the CPU engine never gets here with one).
+    if (device != Device::cpu && !pipeline.uses_engine(opts))
+      if (const auto& info = pipeline.device(); info)
+        if (auto gap = target_gap(t.min_target, info->arch())) v.target_gap = *gap;
     return v;
   }
   auto trivial = pipeline.check_trivial_outputs(std::chrono::seconds(120));
@@ -67,6 +83,12 @@ TaskValidation validate_task(Pipeline& pipeline, const task::Task& t, bool time,
   opts.time = false;
   v.warm = pipeline.run(t, t.dir + "/solution.ptx", opts);
   return v;
+}
+
+std::string suite_list_line(const std::string& id, const task::Task& t) {
+  return fmt::format("{:<28} needs {:<8} {:>2} size sets ({} held back)  {}{}\n", id, t.min_target, t.sizes.size(),
+                     t.sizes.size() - t.size_sets(false).size(), fmt::join(t.tags, ","),
+                     t.baseline ? "  baseline " + std::string(task::baseline_spec(t.baseline->kind).id) : "");
 }
 
 }  // namespace ptxforge::eval

@@ -175,7 +175,7 @@ TEST(Instrument, ShippedSolutionsStillAssemble) {
       auto r = instrument(*text, families);
       ASSERT_TRUE(r) << dir.path() << ": " << r.error().message;
       toolchain::AssembleOptions o;
-      o.arch = "sm_90a";
+      o.arch = text->find(".target sm_100a") != std::string::npos ? "sm_100a" : "sm_90a";  // the Blackwell tasks
       auto a = toolchain::assemble_with_ptxas(r->ptx, o);
       ASSERT_TRUE(a) << a.error().message;
       EXPECT_TRUE(a->ok) << dir.path() << "\n" << a->log;

@@ -22,7 +22,8 @@ std::optional<DType> type_of(const Task& task, const Baseline& base, const char*
 }
 
 // The operand types cublaslt_matmul computes with (worker/vendor/cublaslt.h): A and B alike (or
-// fp8 of either kind, not both e5m2), C as wide as they are or f32; fp8 needs B stored n x k.
+// fp8 of either kind, not both e5m2), C as wide as they are or f32; fp8 needs B stored n x k,
+// and may carry block scales (a_scale and b_scale, u8).
 std::vector<BaselineProblem> check_lt_matmul(const Task& task, const Baseline& base) {
   auto a = type_of(task, base, "a"), bt = type_of(task, base, "b"), c = type_of(task, base, "c");
   if (!a || !bt || !c) return {};
@@ -39,7 +40,21 @@ std::vector<BaselineProblem> check_lt_matmul(const Task& task, const Baseline& b
                              dtype_name(*a), dtype_name(*bt), dtype_name(*c))}};
   if (fp8(*a) && (!base.args.count("b_major") || base.args.at("b_major") != "k"))
     return {{"b_major", "cublaslt_matmul takes fp8 operands only with b_major = \"k\" (both operands K-contiguous)"}};
-  return {};
+  // Block scaling (MXFP8, cuBLASLt's VEC32_UE8M0): one UE8M0 byte per 32 elements of k of each
+  // row, in cuBLASLt's tiled layout; on both operands or on neither.
+  bool sa = base.args.count("a_scale") > 0, sb = base.args.count("b_scale") > 0;
+  if (sa != sb)
+    return {{sa ? "a_scale" : "b_scale", "cublaslt_matmul takes block scales on both operands or on neither: give a_scale "
+                                         "and b_scale (u8 buffers of UE8M0 scales, one per 32 elements of k)"}};
+  if (sa && !fp8(*a))
+    return {{"a_scale", fmt::format("cublaslt_matmul takes block scales (VEC32_UE8M0) with fp8 operands only, not a {}, b {}",
+                                    dtype_name(*a), dtype_name(*bt))}};
+  std::vector<BaselineProblem> out;
+  for (const char* key : {"a_scale", "b_scale"})
+    if (auto t = type_of(task, base, key); t && *t != DType::u8)
+      out.push_back({key, fmt::format("cublaslt_matmul reads '{}' as UE8M0 scale bytes: it must be a u8 buffer, not {}", key,
+                                      dtype_name(*t))});
+  return out;
 }
 
 // cudnn_sdpa (worker/vendor/cudnn_sdpa.h): q, k, v and o of one 16-bit float type, lse f32; its
@@ -89,7 +104,8 @@ const std::vector<BaselineSpec>& baseline_specs() {
       {BaselineKind::cublas_sgemv, "cublas_sgemv", "cuBLAS sgemv", {"library", "rows", "cols", "a", "x", "y"},
        {"rows", "cols", "alpha"}, {"alpha"}},
       {BaselineKind::cublaslt_matmul, "cublaslt_matmul", "cuBLASLt matmul",
-       {"library", "m", "n", "k", "a", "b", "c", "b_major", "alpha"}, kGemmSizes, {"alpha"}, check_lt_matmul},
+       {"library", "m", "n", "k", "a", "b", "c", "b_major", "alpha", "a_scale", "b_scale"}, kGemmSizes,
+       {"alpha", "a_scale", "b_scale"}, check_lt_matmul},
       {BaselineKind::cudnn_sdpa, "cudnn_sdpa", "cuDNN fused attention",
        {"library", "batch", "heads", "seq", "head_dim", "causal", "scale", "q", "k", "v", "o", "lse"},
        {"batch", "heads", "seq", "head_dim", "causal", "scale"}, {"scale", "lse"}, check_sdpa},

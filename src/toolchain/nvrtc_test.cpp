@@ -178,7 +178,9 @@ TEST_F(Nvrtc, EveryShippedSolutionCompiles) {
     ++found;
     auto src = read_file(e.path().string());
     ASSERT_TRUE(src.ok());
-    std::string arch = src->find("wgmma") != std::string::npos || src->find("setmaxnreg") != std::string::npos ? "sm_90a" : "sm_80";
+    std::string arch = src->find("tcgen05") != std::string::npos                                                  ? "sm_100a"
+                       : src->find("wgmma") != std::string::npos || src->find("setmaxnreg") != std::string::npos ? "sm_90a"
+                                                                                                                 : "sm_80";
     std::string path = e.path().string();
     auto r = compile_cuda_to_ptx(*src, path, arch);
     auto alone = compile_cuda_to_ptx(*src, path, arch, {"-std=c++17", "-default-device", "-lineinfo"});

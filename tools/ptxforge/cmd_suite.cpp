@@ -1,6 +1,8 @@
 // ptxforge suite: the shipped tasks. `list` names them, `show` prints a task as a model sees
 // it (held-back sizes hidden), and `validate` proves each task sound: its solution passes on
-// the GPU, and trivial outputs (all zeros, a copy of an input, never written) fail it.
+// the GPU, and trivial outputs (all zeros, a copy of an input, never written) fail it. A task
+// whose min_target this GPU does not satisfy is skipped, with the reason, once its solution
+// checked and assembled for that target (eval/target_gate.h); skips are not failures.
 #include <filesystem>
 #include <iostream>
 
@@ -31,9 +33,7 @@ int suite_list() {
       ++bad;
       continue;
     }
-    std::cout << fmt::format("{:<28} {:>2} size sets ({} held back)  {}{}\n", id, t->sizes.size(),
-                             t->sizes.size() - t->size_sets(false).size(), fmt::join(t->tags, ","),
-                             t->baseline ? "  baseline " + std::string(task::baseline_spec(t->baseline->kind).id) : "");
+    std::cout << eval::suite_list_line(id, *t);
   }
   return bad ? kExitInputErrors : kExitOk;
 }
@@ -69,6 +69,7 @@ Result<std::vector<std::string>> tasks_to_validate(const std::vector<std::string
 
 struct ValidateCounts {
   int validated = 0, failed = 0, no_gpu = 0;
+  int skipped = 0;  // this GPU does not satisfy the task's min_target (not a failure)
 };
 
 // One task's validation, as text on stdout or as one element of the JSON document.
@@ -95,11 +96,14 @@ void validate_one(eval::Pipeline& pipeline, const std::string& d, bool time, eva
     j["trivial_outputs"] = {{"kinds", a.kinds}, {"holes", a.holes}, {"library_checks", a.library_checks},
                             {"disagreements", a.disagreements}};
     if (!v.error.empty()) j["error"] = v.error;
+    if (!v.target_gap.empty()) j["skipped_because"] = v.target_gap;
   } else {
     std::cout << eval::render_report_text(r);
   }
   eval::ValidationStatus status = v.status();
-  if (r.verified_by == eval::VerifiedBy::none) {
+  if (status == eval::ValidationStatus::skipped) {
+    if (!out) std::cout << fmt::format("{}: SKIPPED, {}; its solution checked and assembled for {}\n\n", name, v.target_gap, r.arch);
+  } else if (r.verified_by == eval::VerifiedBy::none) {
     // Not verified: no GPU here, or an instruction the CPU engine does not run.
     const char* why = "NOT verified (no GPU)";
     for (auto& s : r.stages)
@@ -122,6 +126,7 @@ void validate_one(eval::Pipeline& pipeline, const std::string& d, bool time, eva
   n.validated += status == eval::ValidationStatus::passed;
   n.failed += status == eval::ValidationStatus::failed;
   n.no_gpu += status == eval::ValidationStatus::not_verified;
+  n.skipped += status == eval::ValidationStatus::skipped;
   j["status"] = std::string(eval::to_string(status));
   if (out) out->push_back(std::move(j));
 }
@@ -143,13 +148,15 @@ int suite_validate(const std::string& only, bool time, eval::Device device, bool
   for (auto& d : *picked) validate_one(pipeline, d, time, device, n, json ? &tasks : nullptr);
   if (json) {
     // One document, whatever the number of tasks (docs/json.md).
-    nlohmann::json doc = {{"tasks", tasks}, {"validated", n.validated}, {"failed", n.failed}, {"not_verified", n.no_gpu}};
+    nlohmann::json doc = {{"tasks", tasks},          {"validated", n.validated}, {"failed", n.failed},
+                          {"not_verified", n.no_gpu}, {"skipped", n.skipped}};
     std::cout << doc.dump(2) << "\n";
   } else {
-    std::cout << fmt::format("{} tasks validated, {} failed{}\n", n.validated, n.failed,
+    std::cout << fmt::format("{} tasks validated, {} failed{}{}\n", n.validated, n.failed,
                              n.no_gpu ? fmt::format(", {} NOT verified ({})", n.no_gpu,
                                                     device == eval::Device::gpu ? "no GPU" : "no GPU, or not supported by the CPU engine")
-                                      : "");
+                                      : "",
+                             n.skipped ? fmt::format(", {} skipped (this GPU does not satisfy their min_target)", n.skipped) : "");
   }
   if (n.failed) return kExitInputErrors;
   return n.no_gpu ? kExitUsage : kExitOk;

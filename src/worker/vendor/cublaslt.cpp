@@ -6,6 +6,11 @@
 
 #include "util/paths.h"
 
+#if __has_include(<cublasLt.h>)
+#include <cublasLt.h>  // only to check the values this file declares, below
+#define PTXFORGE_HAVE_CUBLASLT_H 1
+#endif
+
 namespace ptxforge::gpu {
 
 namespace {
@@ -22,6 +27,9 @@ struct HeuristicResult {  // cublasLtMatmulHeuristicResult_t
 };
 constexpr int kOpN = 0, kOpT = 1;
 constexpr int kDescTransA = 3, kDescTransB = 4;  // CUBLASLT_MATMUL_DESC_TRANSA/B
+constexpr int kDescAScalePointer = 17, kDescBScalePointer = 18;  // CUBLASLT_MATMUL_DESC_A/B_SCALE_POINTER
+constexpr int kDescAScaleMode = 31, kDescBScaleMode = 32;        // CUBLASLT_MATMUL_DESC_A/B_SCALE_MODE
+constexpr int32_t kScaleVec32Ue8m0 = 2;                          // CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0
 constexpr int kPrefMaxWorkspace = 1;             // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
 constexpr int kPrefReductionSchemeMask = 3;       // CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK
 constexpr uint32_t kReduceInComputeType = 2;      // CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE
@@ -40,7 +48,25 @@ int cuda_type(task::DType t) {
   }
 }
 
+// Where the toolkit's header is at hand (CUDA 12.8+ here and on the GPU machine), the values
+// above are checked against it at compile time; the file still builds without it.
+#ifdef PTXFORGE_HAVE_CUBLASLT_H
+static_assert(kOpN == CUBLAS_OP_N && kOpT == CUBLAS_OP_T);
+static_assert(kDescTransA == CUBLASLT_MATMUL_DESC_TRANSA && kDescTransB == CUBLASLT_MATMUL_DESC_TRANSB);
+static_assert(kDescAScalePointer == CUBLASLT_MATMUL_DESC_A_SCALE_POINTER &&
+              kDescBScalePointer == CUBLASLT_MATMUL_DESC_B_SCALE_POINTER);
+static_assert(kDescAScaleMode == CUBLASLT_MATMUL_DESC_A_SCALE_MODE && kDescBScaleMode == CUBLASLT_MATMUL_DESC_B_SCALE_MODE);
+static_assert(kScaleVec32Ue8m0 == CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0);
+static_assert(kPrefMaxWorkspace == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES);
+static_assert(kPrefReductionSchemeMask == CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK);
+static_assert(kReduceInComputeType == CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE);
+static_assert(kCompute32F == CUBLAS_COMPUTE_32F && kCompute32FFastTf32 == CUBLAS_COMPUTE_32F_FAST_TF32 && kR32F == CUDA_R_32F);
+static_assert(sizeof(HeuristicResult) == sizeof(cublasLtMatmulHeuristicResult_t));
+#endif
+
 }  // namespace
+
+int64_t block_scale_bytes(int64_t rows, int64_t k) { return (rows + 127) / 128 * 128 * ((k + 127) / 128 * 4); }
 
 struct CublasLt::Api {
   int (*create)(Handle*) = nullptr;
@@ -108,7 +134,8 @@ CublasLt::~CublasLt() {
 // Row-major C (m x n) = A (m x k) B is column-major Ct (n x m) = Bt At: cuBLASLt's first
 // operand is the task's B, its second the task's A.
 Result<const CublasLt::Plan*> CublasLt::plan_for(const LtMatmul& mm) {
-  auto key = std::make_tuple(mm.m, mm.n, mm.k, static_cast<int>(mm.a), static_cast<int>(mm.b), static_cast<int>(mm.c), mm.b_k_major);
+  auto key = std::make_tuple(mm.m, mm.n, mm.k, static_cast<int>(mm.a), static_cast<int>(mm.b), static_cast<int>(mm.c), mm.b_k_major,
+                             mm.block_scaled());
   if (auto it = plans_.find(key); it != plans_.end()) return it->second.get();
   int ta = cuda_type(mm.a), tb = cuda_type(mm.b), tc = cuda_type(mm.c);
   if (ta < 0 || tb < 0 || tc < 0) return Error{"cuBLASLt: an operand type it does not take"};
@@ -121,6 +148,12 @@ Result<const CublasLt::Plan*> CublasLt::plan_for(const LtMatmul& mm) {
   int trans_first = mm.b_k_major ? kOpT : kOpN, trans_second = kOpN;
   a.desc_set(plan->desc, kDescTransA, &trans_first, sizeof trans_first);
   a.desc_set(plan->desc, kDescTransB, &trans_second, sizeof trans_second);
+  if (mm.block_scaled()) {
+    // One UE8M0 scale per 32 elements of k on both operands; the pointers are set per call.
+    int32_t mode = kScaleVec32Ue8m0;
+    for (int attr : {kDescAScaleMode, kDescBScaleMode})
+      if (int rc = a.desc_set(plan->desc, attr, &mode, sizeof mode)) return fail("setting the VEC32_UE8M0 scale mode", rc);
+  }
   int rc = mm.b_k_major ? a.layout_create(&plan->a, tb, mm.k, mm.n, mm.k) : a.layout_create(&plan->a, tb, mm.n, mm.k, mm.n);
   if (rc) return fail("cublasLtMatrixLayoutCreate (B)", rc);
   if ((rc = a.layout_create(&plan->b, ta, mm.k, mm.m, mm.k))) return fail("cublasLtMatrixLayoutCreate (A)", rc);
@@ -138,7 +171,8 @@ Result<const CublasLt::Plan*> CublasLt::plan_for(const LtMatmul& mm) {
   rc = a.heuristic(a.handle, plan->desc, plan->a, plan->b, plan->c, plan->c, pref, 1, &plan->best, &returned);
   a.pref_destroy(pref);
   if (rc || returned == 0)
-    return Error{fmt::format("cuBLASLt has no algorithm for this {}x{}x{} product (status {})", mm.m, mm.n, mm.k, rc)};
+    return Error{fmt::format("cuBLASLt has no algorithm for this {}x{}x{} product{} (status {})", mm.m, mm.n, mm.k,
+                             mm.block_scaled() ? " with VEC32_UE8M0 block scales (Blackwell and CUDA 12.8 or later only)" : "", rc)};
   const Plan* p = plan.get();
   plans_[key] = std::move(plan);
   return p;
@@ -149,6 +183,15 @@ Status CublasLt::run(const LtMatmul& mm) {
   if (!plan) return plan.error();
   const float zero = 0.0f;
   const Plan& p = **plan;
+  if (mm.block_scaled()) {
+    // cuBLASLt's A is the task's B (see plan_for), so its A scales are the task's B scales.
+    const void* first = reinterpret_cast<const void*>(mm.B_scale);
+    const void* second = reinterpret_cast<const void*>(mm.A_scale);
+    if (int rc = api_->desc_set(p.desc, kDescAScalePointer, &first, sizeof first))
+      return Error{fmt::format("cuBLASLt: setting the scale pointer of B failed with status {}", rc)};
+    if (int rc = api_->desc_set(p.desc, kDescBScalePointer, &second, sizeof second))
+      return Error{fmt::format("cuBLASLt: setting the scale pointer of A failed with status {}", rc)};
+  }
   int rc = api_->matmul(api_->handle, p.desc, &mm.alpha, reinterpret_cast<const void*>(mm.B), p.a, reinterpret_cast<const void*>(mm.A),
                         p.b, &zero, reinterpret_cast<const void*>(mm.C), p.c, reinterpret_cast<void*>(mm.C), p.c, p.best.algo,
                         reinterpret_cast<void*>(workspace_), kWorkspaceBytes, nullptr);

@@ -141,7 +141,8 @@ Status LibraryBaseline::run_sgemv(const task::Task& t, const task::Bindings& sym
 }
 
 // [baseline] library = "cublaslt_matmul": m, n, k (and alpha); a, b, c of the types
-// task/baselines.cpp allows; b_major = "k" for B stored n x k.
+// task/baselines.cpp allows; b_major = "k" for B stored n x k; a_scale and b_scale for
+// block-scaled fp8.
 Status LibraryBaseline::run_lt_matmul(const task::Task& t, const task::Bindings& symbols,
                                       const std::map<std::string, CUdeviceptr>& buffers) {
   const task::Baseline& b = *t.baseline;
@@ -162,6 +163,21 @@ Status LibraryBaseline::run_lt_matmul(const task::Task& t, const task::Bindings&
   }
   auto major = b.args.find("b_major");
   mm.b_k_major = major != b.args.end() && major->second == "k";
+  // Block scales (both or neither, task/baselines.cpp): each buffer must hold the tiles cuBLASLt reads.
+  if (b.args.count("a_scale") && b.args.count("b_scale")) {
+    for (auto [key, ptr, rows] : {std::tuple{"a_scale", &mm.A_scale, mm.m}, std::tuple{"b_scale", &mm.B_scale, mm.n}}) {
+      auto p = float_buffer(b, key, buffers);
+      if (!p) return p.error();
+      const task::Param* param = t.find_param(b.args.at(key));
+      assert(param);
+      auto count = param->count.evaluate_int(symbols);
+      if (!count) return count.error();
+      if (*count * static_cast<int64_t>(task::dtype_size(param->dtype)) < block_scale_bytes(rows, mm.k))
+        return Error{fmt::format("baseline cublaslt_matmul: '{}' holds {} bytes, VEC32_UE8M0 scales of {} rows of k = {} take {}",
+                                 b.args.at(key), *count * task::dtype_size(param->dtype), rows, mm.k, block_scale_bytes(rows, mm.k))};
+      *ptr = reinterpret_cast<CUdeviceptr>(*p);
+    }
+  }
   if (b.args.count("alpha")) {
     auto alpha = size_value(b, "alpha", symbols);
     if (!alpha) return alpha.error();
