@@ -1,7 +1,9 @@
 // The shipped knowledge is checked, not trusted: every complete PTX module in it passes our
-// front end and assembles with ptxas; every negative example is rejected by our front end;
-// every complete module names the task it runs against on a GPU (tests/knowledge/run.sh),
-// and its launch spec resolves against that task.
+// front end and assembles with ptxas for its own `.target`; every negative example is
+// rejected by our front end at the line it marks as wrong; every complete module names the
+// task it runs against on a GPU (tests/knowledge/run.sh), its launch spec resolves against
+// that task, and any GPU that satisfies the task's min_target can run it (so the GPU test's
+// skip for a target the GPU lacks is decided by the task, not guessed).
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -11,6 +13,7 @@
 
 #include "agent/knowledge.h"
 #include "ptx/front_end.h"
+#include "ptx/target.h"
 #include "task/launch_spec.h"
 #include "task/task_spec.h"
 #include "toolchain/ptxas.h"
@@ -49,6 +52,25 @@ std::vector<Block> blocks(const std::string& text) {
 
 bool is_complete_module(const Block& b) { return b.lang == "ptx" && b.code.find(".version") != std::string::npos; }
 
+// What a module was written for: the first name of its `.target` ("sm_100a"), "" if none.
+std::string own_target(const ptx::Module& m) {
+  auto names = m.target_names();
+  return names.empty() ? "" : names.front();
+}
+
+// A negative example marks its wrong line with a trailing `// wrong: why` comment; the
+// front end must report an error on that line (1-based within the block).
+constexpr std::string_view kWrongMarker = "// wrong:";
+std::vector<uint32_t> marked_lines(const std::string& code) {
+  std::vector<uint32_t> out;
+  uint32_t n = 0;
+  for (auto line : split(code, '\n')) {
+    ++n;
+    if (line.find(kWrongMarker) != std::string_view::npos) out.push_back(n);
+  }
+  return out;
+}
+
 TEST(Knowledge, LoadsWithMetadataAndSelectsByLevelAndFamily) {
   auto docs = load_knowledge(kDir);
   ASSERT_TRUE(docs.ok()) << docs.error().message;
@@ -68,6 +90,26 @@ TEST(Knowledge, LoadsWithMetadataAndSelectsByLevelAndFamily) {
   EXPECT_FALSE(has_wgmma) << "a TMA task does not get the wgmma contract below --knowledge full";
 }
 
+// The Blackwell documents reach the tasks that need them, at their level, and no others.
+TEST(Knowledge, BlackwellDocumentsFollowTheirFamilies) {
+  auto docs = load_knowledge(kDir);
+  ASSERT_TRUE(docs.ok()) << docs.error().message;
+  auto titled = [](const std::vector<const KnowledgeDoc*>& picked, std::string_view word) {
+    for (auto* d : picked)
+      if (d->title.find(word) != std::string::npos) return true;
+    return false;
+  };
+  auto tc = std::vector<std::string>{"tcgen05.mma", "tcgen05.alloc", "cp.async.bulk.tensor"};
+  EXPECT_TRUE(titled(select_knowledge(*docs, KnowledgeLevel::contracts, tc), "tcgen05"));
+  EXPECT_TRUE(titled(select_knowledge(*docs, KnowledgeLevel::contracts, tc), "Blackwell's TMA"));
+  EXPECT_FALSE(titled(select_knowledge(*docs, KnowledgeLevel::templates, tc), "tcgen05"))
+      << "the tcgen05 contract is a contract: not below --knowledge contracts";
+  EXPECT_FALSE(titled(select_knowledge(*docs, KnowledgeLevel::contracts, {"wgmma.mma_async"}), "tcgen05"));
+  auto clc = std::vector<std::string>{"clusterlaunchcontrol.try_cancel"};
+  EXPECT_TRUE(titled(select_knowledge(*docs, KnowledgeLevel::templates, clc), "cluster launch control"));
+  EXPECT_FALSE(titled(select_knowledge(*docs, KnowledgeLevel::templates, {"ld.global"}), "cluster launch control"));
+}
+
 TEST(Knowledge, ExamplesAreValidAndNegativeExamplesAreCaught) {
   auto docs = load_knowledge(kDir);
   ASSERT_TRUE(docs.ok());
@@ -76,20 +118,31 @@ TEST(Knowledge, ExamplesAreValidAndNegativeExamplesAreCaught) {
   for (auto& d : *docs) {
     for (auto& b : blocks(d.text)) {
       const std::string& code = b.code;
+      std::string where = fmt::format("{}:{}", d.path, b.line);
       if (is_complete_module(b)) {
         ++good;
         auto r = ptx::check_source(code);
-        EXPECT_FALSE(r.diags.has_errors()) << d.path << ":\n" << code;
-        if (have_ptxas) {
+        EXPECT_FALSE(r.diags.has_errors()) << where << ":\n" << code;
+        std::string target = own_target(r.module);
+        EXPECT_TRUE(ptx::Target::parse(target).has_value()) << where << ": an example needs `.target sm_XY`";
+        if (have_ptxas && !target.empty()) {
           toolchain::AssembleOptions o;
-          o.arch = "sm_90a";
+          o.arch = target;  // an sm_100a example assembles for sm_100a, whatever GPU is here
           auto a = toolchain::assemble(code, o);
           ASSERT_TRUE(a.ok());
-          EXPECT_TRUE(a->ok) << d.path << ": ptxas rejects an example:\n" << a->log;
+          EXPECT_TRUE(a->ok) << where << ": ptxas rejects an example for " << target << ":\n" << a->log;
         }
       } else if (b.lang == "ptx-bad") {
         ++bad;
-        EXPECT_TRUE(ptx::check_source(code).diags.has_errors()) << d.path << ": a negative example passes:\n" << code;
+        auto r = ptx::check_source(code);
+        EXPECT_TRUE(r.diags.has_errors()) << where << ": a negative example passes:\n" << code;
+        auto wrong = marked_lines(code);
+        EXPECT_EQ(wrong.size(), 1u) << where << ": a negative example marks its one wrong line with `// wrong: why`";
+        for (uint32_t line : wrong) {
+          bool at_line = false;
+          for (auto& diag : r.diags.list()) at_line = at_line || (diag.severity == Severity::error && diag.loc.line == line);
+          EXPECT_TRUE(at_line) << where << ": no error on the line marked wrong (" << line << " of the block):\n" << code;
+        }
       }
     }
   }
@@ -138,6 +191,18 @@ TEST(Knowledge, EveryCompleteExampleNamesTheTaskItRunsAgainst) {
       ASSERT_TRUE(spec) << spec.error().message;
       auto s = task::check_launch_spec(*spec, *t, fe.module, where);
       EXPECT_TRUE(s) << where << ": the launch does not fit task " << m[1].str() << ": " << s.error().message;
+      // The GPU test runs the example on a GPU exactly when the GPU's target satisfies the
+      // task's min_target: every such target must also satisfy the module's own .target.
+      auto need = ptx::Target::parse(t->min_target);
+      auto own = ptx::Target::parse(own_target(fe.module));
+      ASSERT_TRUE(need && own) << where << ": min_target " << t->min_target << ", .target " << own_target(fe.module);
+      for (auto& gpu : ptx::known_targets()) {
+        if (!ptx::satisfies(gpu, *need) || ptx::satisfies(gpu, *own)) continue;
+        ADD_FAILURE() << where << ": a " << gpu.str() << " GPU satisfies task " << m[1].str() << "'s min_target "
+                      << t->min_target << " but cannot run a module for " << own->str()
+                      << "; make the task's min_target the module's target";
+        break;  // one GPU target says it
+      }
     }
   }
   EXPECT_GE(examples, 5);

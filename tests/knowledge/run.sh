@@ -6,9 +6,16 @@
 #   <!-- run: tests/tasks/NAME launch="grid=(...) block=(...)" -->   it has none: this is its launch
 # The task's path is relative to ROOT. A launch in the annotation goes to `ptxforge run --launch`
 # as a TOML file, with the example's `// @scratch` and `// @tensormap` lines beside it.
-# One line per example: ok, FAIL, or skip (no GPU: check and assemble passed, nothing ran).
+# An example whose task's min_target the GPU's target does not satisfy (a tcgen05 example on a
+# Hopper GPU) is checked and assembled for that min_target and skipped with the reason; with no
+# GPU at all, `run` assembles each example for its own `.target` and says it was NOT verified.
+# One line per example: ok, FAIL, or skip (with why: no GPU, or a target the GPU lacks).
 # Exit 1 if an example failed, has no annotation or names a missing task; else 77 (skip) if
-# some example could not run for want of a GPU; else 0.
+# some example could not run for want of a GPU; else 0 (examples skipped for a target the GPU
+# lacks do not make the run a skip: everything this GPU can run, ran).
+# The GPU's target is sm_XY from nvidia-smi's compute capability X.Y, with the `a` suffix from
+# compute capability 9.0 on, as ptxforge assembles for it; PTXFORGE_GPU_TARGET overrides it
+# ("none": no GPU).
 # Usage: run.sh PTXFORGE ROOT
 set -u
 ptxforge=$1; root=$2
@@ -33,6 +40,35 @@ toml_table() {
   done
 }
 
+# Does a module for target $1 get what target $2 requires? The rule of src/ptx/target.h: a
+# plain sm_XY needs sm >= XY; sm_XYa needs exactly sm_XYa; sm_XYf needs an `a` or `f` target
+# of the same family (XY / 10) at or above XY.
+satisfies() {
+  local have=$1 need=$2 hs hx ns nx
+  [[ $have =~ ^sm_([0-9]+)([af]?)$ ]] || return 1
+  hs=${BASH_REMATCH[1]}; hx=${BASH_REMATCH[2]}
+  [[ $need =~ ^sm_([0-9]+)([af]?)$ ]] || return 1
+  ns=${BASH_REMATCH[1]}; nx=${BASH_REMATCH[2]}
+  case $nx in
+    a) [[ $hs == "$ns" && $hx == a ]] ;;
+    f) [[ ($hx == a || $hx == f) && $((hs / 10)) == $((ns / 10)) ]] && ((hs >= ns)) ;;
+    *) ((hs >= ns)) ;;
+  esac
+}
+
+gpu_target() {
+  if [[ -n ${PTXFORGE_GPU_TARGET:-} ]]; then
+    [[ $PTXFORGE_GPU_TARGET == none ]] || echo "$PTXFORGE_GPU_TARGET"
+    return
+  fi
+  local cc
+  cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i 0 2>/dev/null | head -1) || return
+  [[ $cc =~ ^([0-9]+)\.([0-9]+)$ ]] || return
+  local sm=${BASH_REMATCH[1]}${BASH_REMATCH[2]}
+  if ((BASH_REMATCH[1] >= 9)); then echo "sm_${sm}a"; else echo "sm_$sm"; fi
+}
+gpu=$(gpu_target)
+
 # Collect the examples: (label, annotation line, code) per complete ```ptx block.
 labels=(); notes=(); codes=()
 while IFS= read -r md; do
@@ -55,7 +91,7 @@ done < <(find "$root/knowledge" -name '*.md' ! -name README.md | sort)
 
 if ((${#labels[@]} == 0)); then echo "FAIL no complete example under $root/knowledge"; exit 1; fi
 re='^<!--[[:space:]]*run:[[:space:]]*([^[:space:]]+)([[:space:]]+launch="([^"]*)")?[[:space:]]*-->$'
-fail=0; skipped=0
+fail=0; skipped=0; target_skipped=0
 for i in "${!labels[@]}"; do
   label=${labels[$i]}; code=${codes[$i]}
   if ! [[ ${notes[$i]} =~ $re ]]; then
@@ -77,6 +113,22 @@ for i in "${!labels[@]}"; do
     } >"$tmp/launch$i.toml"
     opts=(--launch "$tmp/launch$i.toml")
   fi
+  need=$(sed -n 's/^min_target[[:space:]]*=[[:space:]]*"\([^"]*\)".*/\1/p' "$root/$task/task.toml" | head -1)
+  need=${need:-sm_80}
+  if [[ -n $gpu ]] && ! satisfies "$gpu" "$need"; then
+    # This GPU cannot run it: the front end and ptxas judge it for the target it needs.
+    if out=$("$ptxforge" check --ptxas --arch "$need" "$file" 2>&1 </dev/null); then
+      echo "skip $label ($task) (needs $need, GPU is $gpu): checked and assembled for $need"; target_skipped=$((target_skipped + 1))
+    else
+      echo "FAIL $label ($task): check or ptxas for $need rejects it:"; echo "$out"; fail=1
+    fi
+    continue
+  fi
+  if [[ -z $gpu ]]; then
+    # No GPU: assemble for the module's own target, which is what it was written for.
+    own=$(sed -n 's/^[[:space:]]*\.target[[:space:]]\{1,\}\([a-z0-9_]*\).*/\1/p' "$file" | head -1)
+    [[ -n $own ]] && opts+=(--arch "$own")
+  fi
   out=$("$ptxforge" run --device gpu --no-time "${opts[@]}" "$root/$task" "$file" 2>&1 </dev/null); rc=$?
   if ((rc == 0)); then
     echo "ok   $label ($task): $(grep '^verdict' <<<"$out")"
@@ -86,6 +138,7 @@ for i in "${!labels[@]}"; do
     echo "FAIL $label ($task, exit $rc):"; echo "$out"; fail=1
   fi
 done
+if ((target_skipped)); then echo "$target_skipped of ${#labels[@]} examples need a target the GPU ($gpu) lacks: checked and assembled only"; fi
 if ((fail)); then exit 1; fi
 if ((skipped)); then echo "no GPU: $skipped of ${#labels[@]} examples not run"; exit 77; fi
 exit 0
