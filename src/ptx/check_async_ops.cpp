@@ -173,11 +173,13 @@ void check_narrow_cvt(CheckContext& ctx, const Instruction& ins, const Resolved&
     }
   }
   // Widening writes the two halves into one 32-bit register ("Arguments mismatch" for a 16- or
-  // 64-bit one, and for a .f32 one into .f16x2; ptxas takes .f32 for .bf16x2 from .ue8m0x2).
+  // 64-bit one). Into .f16x2 the register is .b32 or .f16x2 (not .u32, .s32 or .f32); ptxas
+  // takes any 32-bit register for .bf16x2 from .ue8m0x2.
   if (widen && !ins.operands.empty()) {
     const Operand& d0 = ins.operands[0];
     if (const SymbolInfo* s = reg_of(ctx, d0);
-        s && !s->vec && (type_bits(s->type) != 32 || (type_kind(s->type) == 'f' && to == ".f16x2"))) {
+        s && !s->vec &&
+        (type_bits(s->type) != 32 || (to == ".f16x2" && s->type != ".b32" && s->type != ".f16x2"))) {
       auto& d = at_operand(ctx, d0, fmt::format("'{}' writes a {} pair into one 32-bit register; '{}' is {}", op, to,
                                                 d0.expr.text, s->type),
                            "operand-type");

@@ -649,8 +649,10 @@ void check_operands(CheckContext& ctx, const Instruction& ins, const Resolved& r
           kind = 'w';
         }
         if (f.name == "cvt" && k == 'd' && r.type.size() > 3 && ends_with(r.type, "x2")) {
-          // Packed results: .f16x2/.bf16x2 need a register of 32 bits or more, an fp8 pair
-          // exactly 16 (ptxas 13.0: "Arguments mismatch for instruction 'cvt'" otherwise).
+          // Packed results (ptxas 13.0: "Arguments mismatch for instruction 'cvt'" otherwise):
+          // a register of 32 bits or more for .f16x2/.bf16x2, exactly 16 for an fp8 pair. From
+          // two .f32 sources the register's type matters too: .f16x2 goes to .b32, .b64 or
+          // .f16x2, .bf16x2 to .b32 only. (Widening conversions: check_async_ops.cpp.)
           int need = r.type == ".f16x2" || r.type == ".bf16x2" ? 32 : r.type == ".e4m3x2" || r.type == ".e5m2x2" ? 16 : 0;
           const SymbolInfo* s = need && o.kind == Operand::Kind::expr ? c.reg_of(o) : nullptr;
           int have = s ? static_cast<int>(type_bits(s->type)) : 0;
@@ -660,6 +662,18 @@ void check_operands(CheckContext& ctx, const Instruction& ins, const Resolved& r
                                       "operand-type");
             d.length = static_cast<uint32_t>(o.expr.text.size());
             d.notes.push_back({s->loc, "declared here"});
+          } else if (s && !s->vec && need == 32 && r.src_type == ".f32") {
+            bool half = r.type == ".f16x2";
+            bool fits = s->type == ".b32" || (half && (s->type == ".b64" || s->type == ".f16x2"));
+            if (!fits) {
+              auto& d = ctx.diags.error(o.loc, fmt::format("operand {} '{}' is {}, but '{}' writes its pair to {}", pos,
+                                                           o.expr.text, s->type, opname,
+                                                           half ? "a .b32, .b64 or .f16x2 register" : "a .b32 register"),
+                                        "operand-type");
+              d.length = static_cast<uint32_t>(o.expr.text.size());
+              d.hint = "declare the destination as .b32";
+              d.notes.push_back({s->loc, "declared here"});
+            }
           }
           break;
         }

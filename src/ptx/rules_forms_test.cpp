@@ -499,10 +499,19 @@ std::vector<RuleCase> cvt_pair_cases() {
       size_t comma = src.rfind(", ");
       if (comma != std::string::npos && src.back() != '}')
         cases.push_back({head + src.substr(0, comma) + ";", ".reg .b8 %c<4>;\n"});
-      if (narrow(from) && !narrow(to))  // widening: the destination register's width
-        for (std::string d : {"%rd1", "%f1", "%h1"})
-          cases.push_back({"cvt" + mods + to + from + " " + d + ", " + src + ";", ".reg .b8 %c<4>;\n"});
+      // The destination register's width and type: widening, and the pair from two .f32
+      // (.f16x2 takes .b32, .b64 or .f16x2; .bf16x2 only .b32; .u32, .s32 and .f32 neither).
+      if (narrow(from) && !narrow(to))
+        for (std::string d : {"%rd1", "%f1", "%h1", "%x1", "%u1", "%s1"})
+          cases.push_back({"cvt" + mods + to + from + " " + d + ", " + src + ";",
+                           ".reg .b8 %c<4>;\n.reg .f16x2 %x1;\n.reg .u32 %u1;\n.reg .s32 %s1;\n"});
     }
+  // The pair from two .f32 into each kind of register, with the modifiers these forms take.
+  for (std::string to : {".f16x2", ".bf16x2"})
+    for (std::string mods : {".rn", ".rz.relu", ".rn.satfinite"})
+      for (std::string d : {"%r1", "%rd1", "%f1", "%h1", "%x1", "%u1", "%s1"})
+        cases.push_back({"cvt" + mods + to + ".f32 " + d + ", %f1, %f2;",
+                         ".reg .f16x2 %x1;\n.reg .u32 %u1;\n.reg .s32 %s1;\n"});
   return cases;
 }
 
