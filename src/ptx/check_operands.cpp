@@ -650,13 +650,16 @@ void check_operands(CheckContext& ctx, const Instruction& ins, const Resolved& r
         }
         if (f.name == "cvt" && k == 'd' && r.type.size() > 3 && ends_with(r.type, "x2")) {
           // Packed results (ptxas 13.0: "Arguments mismatch for instruction 'cvt'" otherwise):
-          // a register of 32 bits or more for .f16x2/.bf16x2, exactly 16 for an fp8 pair. From
+          // a register of 32 bits or more for .f16x2/.bf16x2, a .b16 one for a 16-bit pair. From
           // two .f32 sources the register's type matters too: .f16x2 goes to .b32, .b64 or
           // .f16x2, .bf16x2 to .b32 only. (Widening conversions: check_async_ops.cpp.)
-          int need = r.type == ".f16x2" || r.type == ".bf16x2" ? 32 : r.type == ".e4m3x2" || r.type == ".e5m2x2" ? 16 : 0;
+          bool pair16 = r.type == ".e4m3x2" || r.type == ".e5m2x2" || r.type == ".e2m3x2" || r.type == ".e3m2x2" ||
+                        r.type == ".ue8m0x2";
+          int need = r.type == ".f16x2" || r.type == ".bf16x2" ? 32 : pair16 ? 16 : 0;
           const SymbolInfo* s = need && o.kind == Operand::Kind::expr ? c.reg_of(o) : nullptr;
           int have = s ? static_cast<int>(type_bits(s->type)) : 0;
-          if (s && (need == 32 ? have < 32 : have != 16)) {
+          // A 16-bit pair goes to a .b16 register only (not .u16, .s16 or .f16).
+          if (s && !s->vec && (need == 32 ? have < 32 : s->type != ".b16")) {
             auto& d = ctx.diags.error(o.loc, fmt::format("operand {} '{}' is {}, but '{}' writes {} bits{}", pos, o.expr.text,
                                                          s->type, opname, need, need == 32 ? "" : " (a .b16 register)"),
                                       "operand-type");

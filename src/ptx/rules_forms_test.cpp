@@ -512,6 +512,11 @@ std::vector<RuleCase> cvt_pair_cases() {
       for (std::string d : {"%r1", "%rd1", "%f1", "%h1", "%x1", "%u1", "%s1"})
         cases.push_back({"cvt" + mods + to + ".f32 " + d + ", %f1, %f2;",
                          ".reg .f16x2 %x1;\n.reg .u32 %u1;\n.reg .s32 %s1;\n"});
+  // A 16-bit pair goes to a .b16 register only.
+  for (std::string head : {"cvt.rn.satfinite.e4m3x2.f32", "cvt.rn.satfinite.e5m2x2.f32", "cvt.rn.satfinite.e2m3x2.f32",
+                           "cvt.rn.satfinite.e3m2x2.f32", "cvt.rz.satfinite.ue8m0x2.f32"})
+    for (std::string d : {"%h1", "%uh1", "%sh1", "%fh1", "%r1"})
+      cases.push_back({head + " " + d + ", %f1, %f2;", ".reg .u16 %uh1;\n.reg .s16 %sh1;\n.reg .f16 %fh1;\n"});
   return cases;
 }
 
