@@ -9,6 +9,7 @@
 
 #include "ptx/isa.h"
 #include "testing/rule_agreement.h"
+#include "testing/rule_expect.h"
 #include "util/paths.h"
 #include "util/text.h"
 
@@ -23,16 +24,7 @@ const RuleHeader kHopper{"8.4", "sm_90a"};
 const RuleHeader kBlackwell{"8.7", "sm_100a"};
 const std::string kSetup = ".reg .b128 %q<4>;\n";
 
-void expect_agreement(const std::string& rule_class, const std::vector<RuleCase>& cases, const RuleHeader& h) {
-  if (!find_cuda_tool("ptxas")) GTEST_SKIP() << "ptxas not installed";
-  auto st = agree_with_ptxas(cases, h);
-  std::printf("%s on %s: %s\n", rule_class.c_str(), h.target.c_str(), st.summary(rule_class).c_str());
-  for (auto& p : st.problems) ADD_FAILURE() << rule_class << " (" << h.target << "): " << p;
-  EXPECT_EQ(st.false_alarms, 0);
-  EXPECT_EQ(st.we_flag, st.ptxas_rejects);
-  EXPECT_GT(st.ptxas_rejects, 0) << "the class has no rejected case: it tests nothing";
-  EXPECT_LT(st.ptxas_rejects, st.cases) << "the class has no accepted case: it cannot show a false alarm";
-}
+using testing::expect_agreement;
 
 // Real instructions of each family, as nvcc and the libraries write them (all accepted).
 const std::vector<std::string> kBlackwellLines = {

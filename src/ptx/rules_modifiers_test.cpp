@@ -5,6 +5,7 @@
 
 #include "ptx/isa.h"
 #include "testing/rule_agreement.h"
+#include "testing/rule_expect.h"
 #include "util/paths.h"
 
 namespace ptxforge::ptx {
@@ -25,16 +26,7 @@ std::string reg_for(std::string_view type, int n) {
   return r + std::to_string(n);
 }
 
-void expect_agreement(const std::string& rule_class, const std::vector<RuleCase>& cases, const RuleHeader& h = {}) {
-  if (!find_cuda_tool("ptxas")) GTEST_SKIP() << "ptxas not installed";
-  auto st = agree_with_ptxas(cases, h);
-  std::printf("%s\n", st.summary(rule_class).c_str());
-  for (auto& p : st.problems) ADD_FAILURE() << rule_class << ": " << p;
-  EXPECT_EQ(st.false_alarms, 0);
-  EXPECT_EQ(st.we_flag, st.ptxas_rejects);
-  EXPECT_GT(st.ptxas_rejects, 0) << "the class has no rejected case: it tests nothing";
-  EXPECT_LT(st.ptxas_rejects, st.cases) << "the class has no accepted case: it cannot show a false alarm";
-}
+using testing::expect_agreement;
 
 const std::vector<std::string> kScalarTypes = {".u8", ".s8", ".u16", ".s16", ".u32", ".s32", ".u64", ".s64",
                                                ".f16", ".bf16", ".f32", ".f64"};

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "util/text.h"
+
 namespace ptxforge::ptx {
 
 std::optional<PtxVersion> PtxVersion::parse(std::string_view s) {
@@ -78,6 +80,16 @@ const std::vector<Target>& known_targets() {
     return out;
   }();
   return v;
+}
+
+std::optional<std::string> unknown_target(std::string_view arch) {
+  std::vector<std::string> names;
+  for (auto& t : known_targets()) {
+    names.push_back(t.str());
+    if (names.back() == arch) return std::nullopt;
+  }
+  std::vector<std::string_view> views(names.begin(), names.end());
+  return arch.size() <= 16 ? closest_match(arch, views) : std::string();
 }
 
 std::optional<PtxVersion> min_version_for(const Target& t) {

@@ -33,6 +33,10 @@ const std::vector<PtxVersion>& known_versions();
 // Targets ptxas knows, lowest first.
 const std::vector<Target>& known_targets();
 
+// nullopt when `arch` names a target ptxas knows ("sm_90a"); else the nearest known one as a
+// guess ("" when none is near), for a usage error that says "did you mean".
+std::optional<std::string> unknown_target(std::string_view arch);
+
 // The lowest .version that accepts `.target t`; nullopt for an unknown target.
 std::optional<PtxVersion> min_version_for(const Target& t);
 

@@ -89,3 +89,17 @@ TEST(Target, ArchSpecificRowsOnBlackwell) {
 
 }  // namespace
 }  // namespace ptxforge::ptx
+
+namespace ptxforge::ptx {
+namespace {
+
+TEST(UnknownTarget, KnownTargetsPassAndOthersGetTheNearestAsAGuess) {
+  EXPECT_FALSE(unknown_target("sm_90a").has_value());
+  EXPECT_FALSE(unknown_target("sm_100f").has_value());
+  EXPECT_EQ(unknown_target("sm_99a"), "sm_90a");
+  ASSERT_TRUE(unknown_target("compute_90; rm -rf /").has_value());
+  EXPECT_EQ(*unknown_target(std::string(100, 'x')), "");  // too long to guess from
+}
+
+}  // namespace
+}  // namespace ptxforge::ptx

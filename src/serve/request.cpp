@@ -15,7 +15,6 @@
 
 #include "ptx/target.h"
 #include "task/seeds.h"
-#include "util/text.h"
 
 namespace ptxforge::serve {
 namespace {
@@ -39,15 +38,10 @@ ApiError wrong_type(const std::string& field, const char* want, const json& got)
 // A target ptxas knows, as `--arch` takes it (the same table): anything else is the caller's
 // mistake, named with a guess, not an assembler failure reported as if the candidate were wrong.
 std::optional<std::string> arch_problem(const std::string& arch) {
-  std::vector<std::string> names;
-  for (auto& t : ptx::known_targets()) {
-    names.push_back(t.str());
-    if (names.back() == arch) return std::nullopt;
-  }
-  std::vector<std::string_view> views(names.begin(), names.end());
-  std::string guess = arch.size() <= 16 ? closest_match(arch, views) : "";
+  auto guess = ptx::unknown_target(arch);
+  if (!guess) return std::nullopt;
   return fmt::format("'arch' must be a target ptxas knows, like \"sm_90a\"{}",
-                     guess.empty() ? "" : fmt::format("; did you mean \"{}\"?", guess));
+                     guess->empty() ? "" : fmt::format("; did you mean \"{}\"?", *guess));
 }
 
 // One request object; `prefix` is "" for /v1/runs and "runs[3]." in a batch.

@@ -35,14 +35,9 @@ int unknown_subcommand(App& app, const std::vector<std::string>& args) {
 inline CLI::Validator arch_validator() {
   return CLI::Validator(
       [](std::string& arch) -> std::string {
-        std::vector<std::string> names;
-        for (auto& t : ptx::known_targets()) {
-          names.push_back(t.str());
-          if (names.back() == arch) return "";
-        }
-        std::vector<std::string_view> views(names.begin(), names.end());
-        std::string guess = closest_match(arch, views);
-        return "'" + arch + "' is not a target ptxas knows" + (guess.empty() ? "" : "; did you mean '" + guess + "'?");
+        auto guess = ptx::unknown_target(arch);
+        if (!guess) return "";
+        return "'" + arch + "' is not a target ptxas knows" + (guess->empty() ? "" : "; did you mean '" + *guess + "'?");
       },
       "ARCH");
 }
