@@ -10,6 +10,7 @@
 #include "agent/extract.h"
 #include "agent/feedback.h"
 #include "agent/hardware.h"
+#include "agent/progress.h"
 #include "agent/session_layout.h"
 #include "gpu/worker_client.h"
 #include "llm/cache.h"
@@ -25,11 +26,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-// The speedup a target is measured in: against nvcc, or against the library where asked.
-double speedup_toward_target(const RoundSummary& s, SpeedupBase base) {
-  return base == SpeedupBase::library ? s.speedup_vs_library : s.speedup_vs_nvcc;
-}
 
 RoundSummary summarize(const eval::RunRecord& r) {
   RoundSummary s;
@@ -172,12 +168,16 @@ struct Trajectory {
         RoundSummary s;
         s.verdict = std::string(kTruncatedVerdict);
         s.stage = "extract";
+        s.round = r;
+        feedback += history(s);
         sum = merge(s, sum);
       } else if (auto ex = extract_candidate(reply, sh.o.prompt.arch); !ex) {
         feedback = feedback_no_code(ex.error().message);
         RoundSummary s;
         s.verdict = "no kernel in the reply: " + ex.error().message;
         s.stage = "extract";
+        s.round = r;
+        feedback += history(s);
         sum = merge(s, sum);
       } else {
         std::string path = layout::candidate(d, ex->kind == Extracted::cuda);
@@ -194,18 +194,22 @@ struct Trajectory {
           on_engine = lease.pipeline().uses_engine(run);
         }
         (void)write_file(layout::result(d), eval::render_report_json(record));
-        feedback = feedback_for(sh.task, record, sh.hw, SpeedupTarget{sh.o.target_speedup, sh.o.target_base});
+        // The summary first: the history section that ends the feedback is made from it.
+        RoundSummary s = summarize(record);
+        s.candidate = path;
+        s.round = r;
+        const eval::StageResult* verify = record.find_stage(eval::StageId::verify);
+        bool verify_ran = verify && verify->status != eval::StageStatus::not_run;
+        s.on_engine = on_engine && verify_ran;
+        if (!s.no_gpu && !s.on_engine && verify) s.gpu = gpu;
+        std::string past = history(s);
+        feedback = feedback_for(sh.task, record, sh.hw, SpeedupTarget{sh.o.target_speedup, sh.o.target_base},
+                                kFeedbackMaxChars - std::min(past.size(), kFeedbackMaxChars / 2)) + past;
         if (!ex->notes.empty()) {
           std::string notes;
           for (auto& n : ex->notes) notes += "- " + n + "\n";
           feedback = "Note on your reply:\n" + notes + "\n" + feedback;
         }
-        RoundSummary s = summarize(record);
-        s.candidate = path;
-        const eval::StageResult* verify = record.find_stage(eval::StageId::verify);
-        bool verify_ran = verify && verify->status != eval::StageStatus::not_run;
-        s.on_engine = on_engine && verify_ran;
-        if (!s.no_gpu && !s.on_engine && verify) s.gpu = gpu;
         sum = merge(s, sum);
       }
       sum.round = r;
@@ -217,6 +221,13 @@ struct Trajectory {
       msgs.push_back({"assistant", reply});
       msgs.push_back({"user", feedback});
     }
+  }
+
+  // The trajectory so far, to end round s's feedback (agent/progress.h): made from the saved
+  // summaries only, so a resumed session writes the same words.
+  std::string history(const RoundSummary& s) const {
+    std::string section = progress_section(rounds, s, sh.o.target_base);
+    return section.empty() ? "" : "\n\n" + section;
   }
 
   static RoundSummary merge(RoundSummary evaluated, const RoundSummary& usage) {
@@ -345,11 +356,8 @@ Result<CompileResult> run_session(const CompileOptions& o, const ProviderFactory
       res.rounds.push_back(r);
       res.prompt_tokens += r.prompt_tokens;
       res.completion_tokens += r.completion_tokens;
-      bool better = !res.best ||
-                    (r.passed && (!res.best->passed || speedup_toward_target(r, o.target_base) >
-                                                           speedup_toward_target(*res.best, o.target_base))) ||
-                    (!res.best->passed && !r.passed && r.assembled && !res.best->assembled);
-      if (r.extracted && better) res.best = r;
+      // The same order as the feedback's "best so far" (agent/progress.h).
+      if (r.extracted && (!res.best || better_round(r, *res.best, o.target_base))) res.best = r;
     }
   res.cost_usd = llm::cost_usd({res.prompt_tokens, res.completion_tokens}, o.prices);
   std::string pending, stopped;

@@ -5,7 +5,10 @@
 
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "agent/compile.h"
+#include "gpu/protocol.h"
 #include "task/task_spec.h"
 #include "util/paths.h"
 #include "util/text.h"
@@ -329,6 +332,89 @@ TEST_F(CompileTest, ResumingWhereThereIsAGpuVerifiesRoundsOnlyAssembledWithoutOn
   EXPECT_TRUE(fs::exists(starts)) << "a GPU here: the assembled round is verified again";
   ASSERT_EQ(r->rounds.size(), 1u) << "from the saved reply, without asking the model";
   EXPECT_EQ(r->status_text().find("asked again"), std::string::npos) << r->status_text();
+}
+
+// A worker that plays a GPU: every candidate verifies, and the n-th time job answers from
+// time-<n>.json (its count kept in a file: the client restarts the worker around a peaks job).
+std::vector<std::string> timing_worker(const std::string& dir, const std::vector<double>& candidate_ms) {
+  gpu::Outcome device;
+  device.device = gpu::DeviceInfo{};
+  device.device->name = "Fake GPU";
+  device.device->cc_major = 9;
+  EXPECT_TRUE(write_file(dir + "/device.json", gpu::encode_outcome(device) + "\n").ok());
+  gpu::Outcome verify;
+  verify.verify = gpu::VerifyReport{};
+  gpu::CaseResult c;
+  c.size_set = "small";
+  c.seed_index = 1;
+  c.pass = true;
+  verify.verify->cases.push_back(c);
+  EXPECT_TRUE(write_file(dir + "/verify.json", gpu::encode_outcome(verify) + "\n").ok());
+  for (size_t i = 0; i < candidate_ms.size(); ++i) {
+    gpu::Outcome time;
+    time.time = gpu::TimeReport{};
+    gpu::SizeTiming st;
+    st.size_set = "large";
+    st.candidate.median_ms = candidate_ms[i];
+    st.candidate.min_ms = candidate_ms[i] * 0.95;
+    st.candidate.trials = 40;
+    st.reference.median_ms = 0.2;
+    st.reference.min_ms = 0.19;
+    st.reference.trials = 40;
+    st.input_sets = 4;
+    time.time->sizes.push_back(st);
+    time.time->trials_pass = time.time->reverify_pass = true;
+    EXPECT_TRUE(write_file(fmt::format("{}/time-{}.json", dir, i + 1), gpu::encode_outcome(time) + "\n").ok());
+  }
+  std::string script = fmt::format(
+      R"(D='{}'; while read l; do case "$l" in
+  *'"op":"device_info"'*) cat "$D/device.json";;
+  *'"op":"verify"'*) cat "$D/verify.json";;
+  *'"op":"time"'*) n=$(( $(cat "$D/count" 2>/dev/null || echo 0) + 1 )); echo $n > "$D/count"; cat "$D/time-$n.json";;
+  *) echo '{{"failure":{{"kind":"driver","message":"not in this fake"}},"fatal":false}}';;
+esac; done)",
+      dir);
+  return {"/bin/sh", "-c", script};
+}
+
+TEST_F(CompileTest, ASlowerRoundIsToldToStartFromTheBestOne) {
+  std::string fake = dir_ + "-gpu";
+  fs::remove_all(fake);
+  fs::create_directories(fake);
+  // Round 1 at 1.00x nvcc, round 2 at 0.80x: below the target, and slower than round 1.
+  auto worker = timing_worker(fake, {0.2, 0.25});
+  std::string slower = solution_;
+  slower.insert(slower.find(".visible .entry"), "// round two\n");
+  auto o = options("replay:" + replay_file({fenced(solution_), fenced(slower)}));
+  o.rounds = 2;
+  o.run.sanitize = false;
+  o.target_speedup = 2;
+  auto r = compile(o, llm::make_provider, worker);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->rounds.size(), 2u) << r->summary();
+  ASSERT_TRUE(r->rounds[0].gpu_verified) << r->rounds[0].verdict;
+  EXPECT_NEAR(r->rounds[0].speedup_vs_nvcc, 1.0, 1e-9);
+  EXPECT_NEAR(r->rounds[1].speedup_vs_nvcc, 0.8, 1e-9);
+  EXPECT_EQ(read_file(dir_ + "/round-01/feedback.md")->find("## Your rounds so far"), std::string::npos) << "round 1 has no history";
+  auto fb = read_file(dir_ + "/round-02/feedback.md");
+  ASSERT_TRUE(fb.ok());
+  EXPECT_NE(fb->find("Round 1 -> 2: 1.00x -> 0.80x nvcc, 20% slower."), std::string::npos) << *fb;
+  EXPECT_NE(fb->find("Start from round 1's kernel, not this one:\n```ptx\n" + solution_), std::string::npos) << *fb;
+  EXPECT_LE(fb->size(), 8000u);
+  // The session's best is the round the feedback named.
+  ASSERT_TRUE(r->best.has_value());
+  EXPECT_EQ(r->best->round, 1);
+  EXPECT_EQ(read_file(dir_ + "/best.ptx")->find("// round two"), std::string::npos);
+  // Evaluated again after a crash (the model not asked again): the same words.
+  for (auto f : {"round.json", "result.json", "feedback.md", "candidate.ptx"}) fs::remove(dir_ + "/round-02/" + f);
+  ASSERT_TRUE(write_file(fake + "/count", "1\n").ok());
+  ProviderFactory refusing = [](const std::string&, const llm::ProviderOptions& po) {
+    return llm::make_provider("cmd:echo 'asked again' >&2; exit 7", po);
+  };
+  auto again = resume(dir_, refusing, worker);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->rounds.size(), 2u) << again->summary();
+  EXPECT_EQ(*read_file(dir_ + "/round-02/feedback.md"), *fb);
 }
 
 }  // namespace
