@@ -1,9 +1,11 @@
 // The CPU engine's throughput (docs/emu.md section 10): lane-instructions per second of one
 // launch on an ALU-bound loop (fma, add, xor, setp, bra) and on a memory loop whose every
 // global and shared access goes through the race detector, 16 CTAs of 256 threads each,
-// through emu::Machine directly (no process, no job). A launch runs on one host thread, so the
-// figure is per host core; the N-thread row is absent until CTAs run on a pool (section 11).
-// Reported as the counter lane_inst/s (wall time) beside Google Benchmark's CPU time.
+// through emu::Machine directly (no process, no job). The argument is the launch's host threads
+// (LaunchConfig::host_threads; both loops are eligible to run their CTAs on several): /1 is the
+// per-core figure, /2 and /4 what a pool of host threads gives on this machine.
+// Reported as the counter lane_inst/s (wall time) beside Google Benchmark's CPU time of the
+// calling thread only, and the counter host_threads (threads that ran CTAs of the last launch).
 //   build/<dir>/perf/emu_perf [--benchmark_repetitions=3]
 #include <benchmark/benchmark.h>
 
@@ -95,7 +97,9 @@ void run_loop(benchmark::State& state, const char* entry) {
   emu::LaunchConfig cfg;
   cfg.grid = {16, 1, 1};
   cfg.block = {256, 1, 1};
+  cfg.host_threads = static_cast<uint32_t>(state.range(0));
   uint64_t lanes = 0;
+  uint32_t used = 0;
   for (auto _ : state) {
     auto r = m.launch(entry, cfg, params);
     if (!r.ok()) {
@@ -103,16 +107,17 @@ void run_loop(benchmark::State& state, const char* entry) {
       return;
     }
     lanes += r.lane_instructions;
+    used = r.host_threads;
   }
   state.counters["lane_inst/s"] = benchmark::Counter(static_cast<double>(lanes), benchmark::Counter::kIsRate);
-  state.counters["host_threads"] = 1;
+  state.counters["host_threads"] = used;
 }
 
 void BM_EmuAluLoop(benchmark::State& state) { run_loop(state, "alu"); }
 void BM_EmuMemoryLoop(benchmark::State& state) { run_loop(state, "mem"); }
 
-BENCHMARK(BM_EmuAluLoop)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_EmuMemoryLoop)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_EmuAluLoop)->Arg(1)->Arg(2)->Arg(4)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_EmuMemoryLoop)->Arg(1)->Arg(2)->Arg(4)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

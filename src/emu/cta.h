@@ -26,6 +26,7 @@ struct Barrier {
 
 struct Cta {
   Dim3 id{0, 0, 0};
+  uint32_t linear = 0;  // the linear id in the grid (x fastest)
   uint32_t threads = 0;
   std::vector<Warp> warps;
   std::vector<uint8_t> shared, shared_init;

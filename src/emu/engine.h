@@ -86,11 +86,19 @@ struct LaunchConfig {
   Dim3 grid{1, 1, 1}, block{1, 1, 1};
   uint32_t dynamic_smem = 0;
   uint64_t budget = uint64_t{1} << 33;  // lane-instructions for this launch
+  // Host threads the CTAs may run on (docs/emu.md section 3): 0 takes PTXFORGE_EMU_THREADS,
+  // else min(hardware threads, 8); 1 runs on the calling thread only. Any number gives the
+  // same result: a kernel that could tell runs on one thread.
+  uint32_t host_threads = 0;
 };
 
 struct LaunchResult {
   std::optional<Finding> finding;  // the first finding; the launch stopped there
   uint64_t lane_instructions = 0;
+  // Host threads that ran CTAs of this result (1: the one-thread path), and whether a parallel
+  // run was thrown away first (it found something, or two CTAs' accesses conflicted).
+  uint32_t host_threads = 1;
+  bool rerun_on_one_thread = false;
   bool ok() const { return !finding; }
 };
 

@@ -2,9 +2,10 @@
 // allocation (a buffer, a module variable, the CTA's .shared, the thread's stack, the kernel
 // parameters), checked for bounds and alignment; loads of never-written bytes taint their
 // register, stores record init bits and, for outputs, the last writer. Atomics run here too:
-// one host thread runs a launch, so each is a plain read-modify-write. Every .shared and
-// .global access is told to the race detector as one warp-wide event after its lanes ran
-// (.local, .param and .const are private or read-only: no other thread can race on them).
+// a launch with global atomics runs on one host thread, so each is a plain read-modify-write.
+// Every .shared and .global access is told to the race detector as one warp-wide event after
+// its lanes ran (.local, .param and .const are private or read-only: no other thread can race
+// on them).
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -197,6 +198,16 @@ bool resolve(Exec& x, uint32_t lane, Space space, uint64_t addr, uint32_t size, 
   return false;
 }
 
+// A launch on several host threads (emu/cta_pool.h) records which CTA touched each global
+// granule before the bytes are touched; another CTA's write there, or a write to what another
+// CTA read, stops the parallel run, which then runs again on one thread.
+bool claim(Exec& x, const Where& w, uint32_t lane, uint32_t size, bool write) {
+  if (!w.alloc || !w.alloc->owners || w.space != Space::global) return true;
+  if (w.alloc->claim(w.offset, size, write, x.cta.linear)) return true;
+  fail(x, FindingKind::race, "a global access conflicting with another CTA's (the parallel run stops here)", lane);
+  return false;
+}
+
 uint64_t lane_address(Exec& x, uint32_t lane) {
   return read_operand(x, x.in.addr_base, lane, 64) + static_cast<uint64_t>(x.in.addr_off);
 }
@@ -248,6 +259,7 @@ Flow ld_st(Exec& x) {
     uint32_t l = static_cast<uint32_t>(std::countr_zero(m));
     Where w;
     if (!resolve(x, l, in.space, lane_address(x, l), size, store, w, &cache)) return Flow::stop;
+    if (!claim(x, w, l, size, store)) return Flow::stop;
     if (races) batch.add(w, x.tid(l), size);
     // The manual leaves ld.global.nc outside the memory model: reading bytes this launch wrote
     // may return stale data on a GPU, whatever orders the write before it.
@@ -343,6 +355,7 @@ Flow atomic(Exec& x) {
     uint32_t l = static_cast<uint32_t>(std::countr_zero(m));
     Where w;
     if (!resolve(x, l, in.space, lane_address(x, l), size, true, w)) return Flow::stop;
+    if (!claim(x, w, l, size, true)) return Flow::stop;
     if (races) batch.add(w, x.tid(l), size);
     uint64_t old = 0;
     std::memcpy(&old, w.data, size);

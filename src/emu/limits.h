@@ -21,6 +21,10 @@ inline constexpr uint32_t kQuantum = 4096;
 // are admitted in linear-id order, so one waiting on an EARLIER CTA always finds it resident or
 // finished; the count bounds the memory of a launch at 8 CTAs' shared, stacks and frames.
 inline constexpr uint32_t kResidentCtas = 8;
+// A launch runs its CTAs on several host threads (emu/cta_pool.h) only while the machine's
+// global allocations stay under this: the parallel run keeps a copy of them and two owner words
+// per 4 bytes, which must not push the worker past its address-space cap.
+inline constexpr uint64_t kMaxParallelBytes = uint64_t{256} << 20;
 // %globaltimer: synthetic nanoseconds, this many per issue of the CTA since its start. A slow
 // clock on purpose: a kernel that waits a millisecond (a spin on %globaltimer) waits a thousand
 // issues, not a million, and the time is deterministic and monotonic, never wall time.

@@ -1,18 +1,23 @@
 // Machine: the engine behind emu/engine.h. create() lowers the module and lays out its
 // variables once (they persist across launches, as in a loaded CUmodule); launch() checks the
 // launch shape against the engine's limits, builds the kernel parameter buffer and runs the
-// CTAs on this thread (deterministic), stopping at the first finding. Up to kResidentCtas CTAs
-// are resident at once, admitted in linear-id order and rotated round by round (docs/emu.md
-// section 3), so a CTA spinning on a flag an EARLIER CTA sets terminates; one waiting on a
-// LATER CTA that cannot become resident ends in `budget`, as it can deadlock on a GPU with too
-// few SMs to hold both. Every launch runs under the race detector (emu/race.h).
+// CTAs, stopping at the first finding: on one host thread, or, for a kernel nothing in which
+// can order accesses across CTAs, on several (emu/cta_pool.h) with the one-thread run's
+// verdict (a parallel run that finds anything is thrown away and run again on one thread).
+// Up to kResidentCtas CTAs are resident at once, admitted in linear-id order and rotated round
+// by round (docs/emu.md section 3), so a CTA spinning on a flag an EARLIER CTA sets terminates;
+// one waiting on a LATER CTA that cannot become resident ends in `budget`, as it can deadlock on
+// a GPU with too few SMs to hold both. Every launch runs under the race detector (emu/race.h).
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <new>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "emu/cta.h"
+#include "emu/cta_pool.h"
 #include "emu/engine.h"
 #include "emu/interp.h"
 #include "emu/interp_fast.h"
@@ -35,6 +40,7 @@ class MachineImpl final : public Machine {
         has_nc_ = has_nc_ || (in.op == Op::ld && in.nc);
         if (fast) in.fast = fast_kernel(in);
       }
+    parallel_ = parallel_functions(prog_);
     counts_.resize(prog_.fns.size());
     for (size_t i = 0; i < prog_.fns.size(); ++i) counts_[i].resize(prog_.fns[i].code.size());
     consts_.set_next(kConstWin);
@@ -162,6 +168,15 @@ class MachineImpl final : public Machine {
     L.race = &race_;
     L.track_nc = has_nc_;
     race_.reset_launch(config.grid, config.block);
+    uint32_t pool = host_threads(config.host_threads);
+    if (pool > 1 && ctas > 1 && parallel_[L.entry]) {
+      Parallel p = run_parallel(L, *fn, ctas, static_cast<uint32_t>(threads), std::min<uint64_t>(pool, ctas), res);
+      if (p == Parallel::kept) return res;
+      if (p == Parallel::thrown_away) {
+        res.rerun_on_one_thread = true;
+        race_.reset_launch(config.grid, config.block);
+      }
+    }
     uint64_t next = 0;
     std::deque<std::unique_ptr<Cta>> resident;
     while (next < ctas || !resident.empty()) {
@@ -188,11 +203,57 @@ class MachineImpl final : public Machine {
   }
 
  private:
+  // The launch on `threads` host threads: `kept` when its result stands (in `res`),
+  // `thrown_away` when it found something (memory restored: it must run again on one thread),
+  // `declined` when it did not start (too much memory to copy).
+  enum class Parallel { kept, thrown_away, declined };
+  Parallel run_parallel(Launch& L, const Function& fn, uint64_t ctas, uint32_t cta_threads, uint64_t threads,
+                        LaunchResult& res) {
+    // The snapshot and the owners cost about three times the buffers: past a share of the
+    // limit on allocations, or where the host refuses the memory, the launch runs on one thread.
+    if (global_.total_bytes() > limits::kMaxParallelBytes) return Parallel::declined;
+    std::optional<GlobalSnapshot> snapshot;
+    try {
+      snapshot.emplace(global_);
+      arm_owners(global_, L.gridid, has_nc_);
+    } catch (const std::bad_alloc&) {
+      disarm_owners(global_);
+      return Parallel::declined;
+    }
+    race_.private_global();  // cross-CTA conflicts are the claims' (cta_pool.h); no page locks
+    PoolOutcome o;
+    try {
+      o = run_cta_pool(
+          L, ctas, static_cast<uint32_t>(threads),
+          [&](const Launch& W, uint64_t linear) { return make_cta(W, fn, linear, cta_threads); },
+          [&](Cta& cta) { race_.end_cta(cta.race); });
+    } catch (...) {
+      disarm_owners(global_);
+      snapshot->restore();
+      throw;
+    }
+    disarm_owners(global_);
+    uint64_t shadow = race_.shadow_peak() + race_.private_global_bytes();
+    if (!o.clean || shadow > race_.shadow_limit() / kParallelShadowShare) {
+      snapshot->restore();
+      return Parallel::thrown_away;
+    }
+    for (size_t f = 0; f < counts_.size(); ++f)
+      for (size_t i = 0; i < counts_[f].size(); ++i) {
+        counts_[f][i].warp_issues += o.counts[f][i].warp_issues;
+        counts_[f][i].lane_executions += o.counts[f][i].lane_executions;
+      }
+    res.lane_instructions = o.lane_instructions;
+    res.host_threads = o.threads_used;
+    return Parallel::kept;
+  }
+
   std::unique_ptr<Cta> make_cta(const Launch& L, const Function& fn, uint64_t linear, uint32_t threads) {
     const Dim3& g = L.config.grid;
     auto cta = std::make_unique<Cta>();
     cta->id = {static_cast<uint32_t>(linear % g[0]), static_cast<uint32_t>(linear / g[0] % g[1]),
                static_cast<uint32_t>(linear / (uint64_t{g[0]} * g[1]))};
+    cta->linear = static_cast<uint32_t>(linear);
     cta->threads = threads;
     cta->shared.assign(L.shared_bytes, 0);
     cta->shared_init.assign(L.shared_bytes, 0);
@@ -233,6 +294,7 @@ class MachineImpl final : public Machine {
   std::vector<std::vector<Counts>> counts_;
   uint32_t launches_ = 0;
   bool has_nc_ = false;
+  std::vector<bool> parallel_;  // per function: may run its CTAs on several host threads
   RaceDetector race_;  // after global_: its resolver reads it
 };
 

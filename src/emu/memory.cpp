@@ -97,6 +97,33 @@ void AllocMap::drop_user() {
   }
 }
 
+bool Alloc::claim(uint64_t offset, uint64_t n, bool write, uint32_t cta) {
+  uint64_t lo = offset, hi = offset + n;  // [lo, hi)
+  if (!writers.empty()) {  // a last-writer record is per element: the whole element is touched
+    lo = lo / element_bytes * element_bytes;
+    hi = (hi + element_bytes - 1) / element_bytes * element_bytes;
+  }
+  uint64_t me = uint64_t{cta} + 1;
+  for (uint64_t g = lo / 4; g < (hi + 3) / 4 && g < (bytes.size() + 3) / 4; ++g) {
+    std::atomic<uint64_t>& word = owners[g];
+    uint64_t cur = word.load(std::memory_order_relaxed);
+    for (;;) {
+      uint64_t w = cur & 0xFFFFFFFF, r = cur >> 32;
+      if (w && w != me) return false;
+      uint64_t next;
+      if (write) {
+        if (r && r != me) return false;
+        next = (r << 32) | me;
+      } else {
+        next = ((r == 0 || r == me ? me : uint64_t{kManyReaders}) << 32) | w;
+      }
+      if (next == cur) break;  // the common case on inputs: already recorded, no write
+      if (word.compare_exchange_weak(cur, next, std::memory_order_acq_rel, std::memory_order_relaxed)) break;
+    }
+  }
+  return true;
+}
+
 bool ThreadStack::reserve(uint64_t end) {
   if (end > limits::kMaxLocalPerThread) return false;
   if (end > bytes.size()) {

@@ -5,8 +5,10 @@
 // the windows, the global and const allocations, and a thread's stack.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +54,17 @@ struct Alloc {
   // Bytes written during launch `written_launch` (kept only when the program has ld.global.nc).
   uint32_t written_launch = 0;
   std::vector<uint8_t> written;
+  // Which CTAs touched each 4-byte granule, during a launch run on several host threads only
+  // (emu/cta_pool.h; null otherwise): writer CTA + 1 in the low half, reader CTA + 1 (or
+  // kManyReaders) in the high half.
+  std::unique_ptr<std::atomic<uint64_t>[]> owners;
+
+  // Records that CTA `cta` reads or writes [offset, offset + bytes) (widened to whole elements
+  // when last writers are tracked); false when another CTA wrote a granule of it, or read one
+  // this writes: a cross-CTA conflict. Called before the bytes are touched, so two host
+  // threads never touch the same granule unless both only read it.
+  bool claim(uint64_t offset, uint64_t bytes, bool write, uint32_t cta);
+  static constexpr uint32_t kManyReaders = 0xFFFFFFFF;
 };
 
 // Allocations of one space, by base address.
@@ -65,6 +78,11 @@ class AllocMap {
   // A finding's message, buffer and offset for an access no allocation holds.
   void describe_miss(uint64_t addr, uint64_t size, bool write, Finding& f) const;
   void drop_user();
+  // Every allocation, by base address (the parallel launch's snapshot and granule owners).
+  template <typename F>
+  void each(F&& f) {
+    for (auto& [base, a] : by_base_) f(a);
+  }
   uint64_t total_bytes() const { return total_; }
   void set_next(uint64_t next) { next_ = next; }
 

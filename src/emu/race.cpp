@@ -34,6 +34,8 @@ void RaceDetector::reset_launch(Dim3 grid, Dim3 block) {
   ctas_.clear();
   global_->map.clear();
   budget_.reset();
+  private_global_ = false;
+  private_bytes_ = 0;
   grid_ = grid;
   block_ = block;
 }
@@ -54,6 +56,8 @@ void RaceDetector::end_cta(RaceCta* cta) {
   auto it = ctas_.find(cta->clocks.id());
   if (it != ctas_.end() && it->second.get() == cta) {
     cta->shared.release(budget_);  // .shared dies with its CTA: its shadow leaves the budget
+    private_bytes_.fetch_add(cta->global.charged(), std::memory_order_relaxed);
+    cta->global.release(budget_);  // no other CTA touches what it recorded (emu/cta_pool.h)
     ctas_.erase(it);
   }
 }
@@ -80,9 +84,10 @@ std::optional<Finding> RaceDetector::on_access(RaceCta& cta, const RaceAccess& a
                                                " bytes that is not naturally aligned",
                   cta, access, lane.tid);
     ShadowPage* page = held_page && held_no == page_no ? held_page : nullptr;
-    if (!page && access.space == RaceSpace::shared) {
-      page = cta.shared.find(page_no);
-      if (!page) page = cta.shared.add(page_no, budget_);
+    if (!page && (access.space == RaceSpace::shared || private_global_)) {
+      ShadowMap& own = access.space == RaceSpace::shared ? cta.shared : cta.global;
+      page = own.find(page_no);
+      if (!page) page = own.add(page_no, budget_);
       held_page = page, held_no = page_no;
     } else if (!page) {
       if (held.owns_lock()) held.unlock();  // never wait for one page while holding another

@@ -7,9 +7,11 @@
 // caller reports events in the order it executes them.
 //
 // Threading: calls about one CTA come from one host thread at a time; different CTAs may run
-// on different host threads (global shadow pages have their own locks).
+// on different host threads (global shadow pages have their own locks; with private_global,
+// each CTA has its own global shadow and takes no lock).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -57,11 +59,13 @@ struct RaceLocation {
 };
 using RaceResolver = std::function<std::optional<RaceLocation>(RaceSpace, uint32_t cta, uint64_t address)>;
 
-// One running CTA: its clocks and its .shared shadow (which dies with it).
+// One running CTA: its clocks and its .shared shadow (which dies with it), and in a launch whose
+// CTAs run on several host threads (emu/cta_pool.h) its own global shadow, which dies with it too.
 struct RaceCta {
-  RaceCta(uint32_t id, uint32_t threads, PagePool& pool) : clocks(id, threads), shared(pool) {}
+  RaceCta(uint32_t id, uint32_t threads, PagePool& pool) : clocks(id, threads), shared(pool), global(pool) {}
   CtaClocks clocks;
   ShadowMap shared;
+  ShadowMap global;
 };
 
 class RaceDetector {
@@ -106,6 +110,19 @@ class RaceDetector {
   // A thread exited: it takes part in no later barrier.
   void on_exit(RaceCta& cta, uint32_t tid) { cta.clocks.exit(tid); }
 
+  // The detector's memory: its limit, and the most it held at once in this launch.
+  uint64_t shadow_limit() const { return budget_.limit(); }
+  uint64_t shadow_peak() const { return budget_.peak(); }
+
+  // For this launch (until reset_launch), each CTA checks global accesses against its own
+  // shadow, without locks: only for a launch whose CTAs cannot order each other's accesses and
+  // whose cross-CTA conflicts are found apart (emu/cta_pool.h), so that only races among one
+  // CTA's threads are left to find. Called before any CTA begins.
+  void private_global() { private_global_ = true; }
+  // The bytes the ended CTAs' own global shadows held, summed (what one shared global shadow
+  // of the same launch would hold, about).
+  uint64_t private_global_bytes() const { return private_bytes_.load(std::memory_order_relaxed); }
+
  private:
   struct GlobalPages;
   Finding describe(const RaceCta& cta, const RaceAccess& access, uint32_t tid, uint64_t address,
@@ -125,6 +142,8 @@ class RaceDetector {
   std::mutex ctas_mutex_;
   std::unordered_map<uint32_t, std::unique_ptr<RaceCta>> ctas_;
   std::unique_ptr<GlobalPages> global_;
+  bool private_global_ = false;
+  std::atomic<uint64_t> private_bytes_{0};
 };
 
 }  // namespace ptxforge::emu

@@ -13,7 +13,12 @@ bool ShadowBudget::charge(uint64_t bytes) {
   uint64_t cur = used_.load(std::memory_order_relaxed);
   for (;;) {
     if (cur + bytes > limit_ || cur + bytes < cur) return false;
-    if (used_.compare_exchange_weak(cur, cur + bytes, std::memory_order_relaxed)) return true;
+    if (used_.compare_exchange_weak(cur, cur + bytes, std::memory_order_relaxed)) {
+      uint64_t top = peak_.load(std::memory_order_relaxed);
+      while (top < cur + bytes && !peak_.compare_exchange_weak(top, cur + bytes, std::memory_order_relaxed)) {
+      }
+      return true;
+    }
   }
 }
 
@@ -55,6 +60,12 @@ void ShadowMap::clear() {
 void ShadowMap::release(ShadowBudget& budget) {
   for (auto& [no, page] : pages_) budget.refund(page->charged);
   clear();
+}
+
+uint64_t ShadowMap::charged() const {
+  uint64_t n = 0;
+  for (auto& [no, page] : pages_) n += page->charged;
+  return n;
 }
 
 ShadowPage* ShadowMap::find(uint64_t page_no) const {

@@ -30,12 +30,15 @@ class ShadowBudget {
   explicit ShadowBudget(uint64_t limit) : limit_(limit) {}
   bool charge(uint64_t bytes);  // false: over the limit (nothing charged)
   void refund(uint64_t bytes) { used_.fetch_sub(bytes, std::memory_order_relaxed); }
-  void reset() { used_ = 0; }
+  void reset() { used_ = 0, peak_ = 0; }
   uint64_t limit() const { return limit_; }
+  // The most held at once since the last reset (a parallel launch compares it with the limit).
+  uint64_t peak() const { return peak_.load(std::memory_order_relaxed); }
 
  private:
   uint64_t limit_;
   std::atomic<uint64_t> used_{0};
+  std::atomic<uint64_t> peak_{0};
 };
 
 struct Granule {
@@ -82,6 +85,8 @@ class ShadowMap {
   void clear();  // pages go back to the pool
   // Drops every page and gives their bytes back to `budget` (a CTA's .shared at its end).
   void release(ShadowBudget& budget);
+  // The budget bytes its pages hold.
+  uint64_t charged() const;
 
  private:
   PagePool& pool_;
