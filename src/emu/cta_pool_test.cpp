@@ -107,6 +107,15 @@ void expect_same(const Outcome& one, const Outcome& many) {
   }
 }
 
+// A launch that finds `kind` on one thread; on several, its parallel run is thrown away and
+// the rerun gives the one-thread result field by field.
+void expect_one_thread_finding(const Outcome& one, const Outcome& two, FindingKind kind) {
+  ASSERT_FALSE(one.r.ok());
+  EXPECT_EQ(one.r.finding->kind, kind) << one.r.finding->message;
+  EXPECT_TRUE(two.r.rerun_on_one_thread);
+  expect_same(one, two);
+}
+
 // out[i] = f(a[i]) + f(a[i ^ 1]) for i < n: a loop per thread, a neighbour through .shared and
 // a barrier, ld.global.nc of the input, a guarded store (the last CTA has a tail). `extra` goes
 // before the final store (the variants' defects).
@@ -221,10 +230,7 @@ TEST(EmuCtaPool, ARaceAcrossLongerCtasIsTheOneThreadRunsFinding) {
   @%q st.global.u32 [%pb], %v;)", 1000);
   std::vector<Buffer> bufs = {{"a", 8192}, {"out", 8192, Init::unwritten, true}, {"buf", 64}};
   Outcome one = run(src, bufs, {u32p(8170)}, 64, 128, 1), two = run(src, bufs, {u32p(8170)}, 64, 128, 2);
-  ASSERT_FALSE(one.r.ok());
-  EXPECT_EQ(one.r.finding->kind, FindingKind::race) << one.r.finding->message;
-  EXPECT_TRUE(two.r.rerun_on_one_thread);
-  expect_same(one, two);
+  ASSERT_NO_FATAL_FAILURE(expect_one_thread_finding(one, two, FindingKind::race));
 }
 
 // A CTA reads what the next CTA writes (buf[c + 1] after buf[c]): write after read, across
@@ -237,21 +243,15 @@ TEST(EmuCtaPool, AReadOfAnotherCtasWriteIsTheOneThreadRunsFinding) {
   @%q st.global.u32 [%pb], %v;
   @%q ld.global.u32 %w, [%pb+4];)");
   Outcome one = run_work(src, 1), two = run_work(src, 2);
-  ASSERT_FALSE(one.r.ok());
-  EXPECT_EQ(one.r.finding->kind, FindingKind::race) << one.r.finding->message;
-  EXPECT_TRUE(two.r.rerun_on_one_thread);
-  expect_same(one, two);
+  ASSERT_NO_FATAL_FAILURE(expect_one_thread_finding(one, two, FindingKind::race));
 }
 
 // One past the end of 'a' (n larger than the buffer): oob in the last CTA.
 TEST(EmuCtaPool, OutOfBoundsIsTheOneThreadRunsFinding) {
   std::string src = work_kernel();
   Outcome one = run_work(src, 1, 1001), two = run_work(src, 2, 1001);
-  ASSERT_FALSE(one.r.ok());
-  EXPECT_EQ(one.r.finding->kind, FindingKind::oob) << one.r.finding->message;
+  ASSERT_NO_FATAL_FAILURE(expect_one_thread_finding(one, two, FindingKind::oob));
   EXPECT_EQ(one.r.finding->who, (ThreadId{{7, 0, 0}, {104, 0, 0}}));
-  EXPECT_TRUE(two.r.rerun_on_one_thread);
-  expect_same(one, two);
 }
 
 // A budget the launch crosses halfway: the one-thread run stops at the exact lane-instruction,
@@ -260,10 +260,7 @@ TEST(EmuCtaPool, TheBudgetIsTheOneThreadRunsFinding) {
   std::string src = work_kernel();
   uint64_t total = run_work(src, 1).r.lane_instructions;
   Outcome one = run_work(src, 1, 1000, total / 2), two = run_work(src, 2, 1000, total / 2);
-  ASSERT_FALSE(one.r.ok());
-  EXPECT_EQ(one.r.finding->kind, FindingKind::budget);
-  EXPECT_TRUE(two.r.rerun_on_one_thread);
-  expect_same(one, two);
+  ASSERT_NO_FATAL_FAILURE(expect_one_thread_finding(one, two, FindingKind::budget));
   // Exactly at the budget passes, and the parallel result stands.
   Outcome exact = run_work(src, 2, 1000, total);
   EXPECT_TRUE(exact.r.ok());
@@ -279,10 +276,7 @@ TEST(EmuCtaPool, AnUninitialisedValueIsTheOneThreadRunsFinding) {
   std::vector<Buffer> bufs = kWorkBuffers;
   bufs[2].init = Init::unwritten;
   Outcome one = run(src, bufs, {u32p(1000)}, 8, 128, 1), two = run(src, bufs, {u32p(1000)}, 8, 128, 2);
-  ASSERT_FALSE(one.r.ok());
-  EXPECT_EQ(one.r.finding->kind, FindingKind::uninit) << one.r.finding->message;
-  EXPECT_TRUE(two.r.rerun_on_one_thread);
-  expect_same(one, two);
+  ASSERT_NO_FATAL_FAILURE(expect_one_thread_finding(one, two, FindingKind::uninit));
 }
 
 // ld.global.nc of a word another thread of the same CTA wrote before a barrier: the engine's
@@ -380,10 +374,7 @@ PRODUCE:
   std::vector<Buffer> bufs = {{"flag", 1}, {"out", 1, Init::unwritten, true}};
   const uint64_t budget = uint64_t{1} << 26;
   Outcome one = run(src, bufs, {}, 8, 1, 1, budget), two = run(src, bufs, {}, 8, 1, 2, budget);
-  ASSERT_FALSE(one.r.ok());
-  EXPECT_EQ(one.r.finding->kind, FindingKind::race) << one.r.finding->message;
-  EXPECT_TRUE(two.r.rerun_on_one_thread);
-  expect_same(one, two);
+  ASSERT_NO_FATAL_FAILURE(expect_one_thread_finding(one, two, FindingKind::race));
 }
 
 // Which functions may run on several threads, from the program alone.
