@@ -5,6 +5,7 @@
 // can change the job, so the pipeline, its stages and its verdicts are the real ones.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <set>
 
@@ -16,7 +17,12 @@
 namespace ptxforge {
 namespace {
 
-const std::string kRoot = PTXFORGE_SOURCE_DIR;
+// The checkout: PTXFORGE_SOURCE_DIR in the environment (a binary built on another machine and
+// run here, scripts/gpu-test's GPU_TEST_PREBUILT), else the folder it was built from.
+const std::string kRoot = [] {
+  const char* env = std::getenv("PTXFORGE_SOURCE_DIR");
+  return std::string(env && *env ? env : PTXFORGE_SOURCE_DIR);
+}();
 
 class InProcessRunner : public gpu::JobRunner {
  public:
