@@ -94,39 +94,50 @@ uint32_t prmt(uint32_t a, uint32_t b, uint32_t selector, uint8_t mode) {
   return (byte(row[0]) << 24) | (byte(row[1]) << 16) | (byte(row[2]) << 8) | byte(row[3]);
 }
 
-// bfe (PTX ISA bfe): pos and len are taken mod 256; bits past the msb read as the sign bit
-// (signed) or 0, and len == 0 gives 0. The manual's bit loop as masks: n = min(len, bits - pos)
-// bits are copied, the rest are the sign bit a[min(pos + len - 1, msb)] or 0.
-uint64_t bfe_u(uint64_t a, uint32_t pos, uint32_t len, int bits) {
-  pos &= 0xffu;
-  len &= 0xffu;
-  const uint32_t width = static_cast<uint32_t>(bits);
+// bfe (PTX ISA bfe): len == 0 gives 0; n = min(len, bits - pos) bits are copied, the rest are
+// the sign bit a[min(pos + len - 1, msb)] (signed) or 0. How pos and len are read depends on the
+// width, as the golden vectors recorded on an sm_90 GPU show (docs/emu.md section 5): the 32-bit
+// forms take them mod 256 (the manual's "restricted to 0..255"), the 64-bit forms, which ptxas
+// expands into several instructions, take the whole u32 and clamp (bfe.u64 with pos 263 gives 0,
+// not the field at pos 7; len 256 copies every bit up to the msb).
+namespace {
+struct Field {
+  uint64_t pos, len;
+};
+Field field_operands(uint32_t pos, uint32_t len, int bits) {
+  if (bits <= 32) return {pos & 0xffu, len & 0xffu};
+  return {pos, len};
+}
+}  // namespace
+
+uint64_t bfe_u(uint64_t a, uint32_t pos_in, uint32_t len_in, int bits) {
+  const auto [pos, len] = field_operands(pos_in, len_in, bits);
+  const uint64_t width = static_cast<uint64_t>(bits);
   if (len == 0 || pos >= width) return 0;
-  const uint32_t n = len < width - pos ? len : width - pos;
+  const uint64_t n = len < width - pos ? len : width - pos;
   return (a >> pos) & mask_of(static_cast<int>(n));
 }
 
-uint64_t bfe_s(uint64_t a, uint32_t pos, uint32_t len, int bits) {
-  pos &= 0xffu;
-  len &= 0xffu;
-  const uint32_t width = static_cast<uint32_t>(bits);
+uint64_t bfe_s(uint64_t a, uint32_t pos_in, uint32_t len_in, int bits) {
+  const auto [pos, len] = field_operands(pos_in, len_in, bits);
+  const uint64_t width = static_cast<uint64_t>(bits);
   if (len == 0) return 0;
-  const uint32_t top = pos + len - 1 < width - 1 ? pos + len - 1 : width - 1;
+  const uint64_t top = pos + len - 1 < width - 1 ? pos + len - 1 : width - 1;
   const bool sbit = ((a >> top) & 1u) != 0;
   if (pos >= width) return sbit ? mask_of(bits) : 0;
-  const uint32_t n = len < width - pos ? len : width - pos;
+  const uint64_t n = len < width - pos ? len : width - pos;
   const uint64_t field = (a >> pos) & mask_of(static_cast<int>(n));
   return sbit ? ((field | ~mask_of(static_cast<int>(n))) & mask_of(bits)) : field;
 }
 
-// bfi (PTX ISA bfi): f = b with a's low len bits inserted at pos, bits past the msb dropped.
-uint64_t bfi(uint64_t a, uint64_t b, uint32_t pos, uint32_t len, int bits) {
-  pos &= 0xffu;
-  len &= 0xffu;
-  const uint32_t width = static_cast<uint32_t>(bits);
+// bfi (PTX ISA bfi): f = b with a's low len bits inserted at pos, bits past the msb dropped;
+// pos and len read as bfe reads them.
+uint64_t bfi(uint64_t a, uint64_t b, uint32_t pos_in, uint32_t len_in, int bits) {
+  const auto [pos, len] = field_operands(pos_in, len_in, bits);
+  const uint64_t width = static_cast<uint64_t>(bits);
   b &= mask_of(bits);
   if (len == 0 || pos >= width) return b;
-  const uint32_t n = len < width - pos ? len : width - pos;
+  const uint64_t n = len < width - pos ? len : width - pos;
   const uint64_t m = mask_of(static_cast<int>(n)) << pos;
   return (b & ~m) | ((a << pos) & m);
 }

@@ -104,6 +104,19 @@ TEST(AluInt, BitFieldInsert) {
   EXPECT_EQ(bfi(0x0u, 0xffffffffu, 0x104, 4, 32), 0xffffff0fu);  // pos mod 256 = 4
 }
 
+// Instances recorded on an sm_90 GPU (tests/emu/golden): the 64-bit forms do not take pos and
+// len mod 256, they clamp the whole value.
+TEST(AluInt, SixtyFourBitFieldsClampPosAndLenAsTheGpuDoes) {
+  EXPECT_EQ(bfe_u(0xffffffffffffffffull, 8, 0x100, 64), 0x00ffffffffffffffull);  // len 256: to the msb
+  EXPECT_EQ(bfe_u(0xffffffffffffffffull, 0x107, 7, 64), 0u);                     // pos 263: past the msb
+  EXPECT_EQ(bfe_u(0x7fu, 0xffffffffu, 0x10, 64), 0u);
+  EXPECT_EQ(bfe_s(0x8000000000000001ull, 0x1a, 0x158, 64), 0xffffffe000000000ull);
+  EXPECT_EQ(bfe_s(0xffffffffffffffe3ull, 0x100, 0x112, 64), 0xffffffffffffffffull);  // sbit = a[63]
+  EXPECT_EQ(bfi(0x28u, 0xe168c853c4ab970aull, 0x1f, 0x100, 64), 0x1444ab970aull);
+  EXPECT_EQ(bfi(0xffffffffffffffffull, 0x8000u, 0x100, 0x1f, 64), 0x8000u);
+  EXPECT_EQ(bfi(0x2u, 0x7fffffffffffffffull, 1, 0xffffffffu, 64), 0x5u);
+}
+
 // The manual's pseudocode for bfe and bfi, bit by bit, against the engine on random operands
 // with pos and len over their whole 0..255 range (and garbage above bit 7).
 TEST(AluInt, BfeBfiMatchTheManualsBitLoops) {
@@ -116,19 +129,22 @@ TEST(AluInt, BfeBfiMatchTheManualsBitLoops) {
     const uint32_t pos_in = static_cast<uint32_t>(rng()), len_in = static_cast<uint32_t>(rng());
     const uint32_t pos = (i % 3) ? pos_in % 72 : pos_in & 0xffu, len = (i % 5) ? len_in % 72 : len_in & 0xffu;
     const uint32_t pos_arg = pos | (pos_in & 0xffffff00u), len_arg = len | (len_in & 0xffffff00u);
+    // The 32-bit forms read pos and len mod 256; the 64-bit forms read the whole u32 (the GPU's
+    // golden vectors, alu_int.cpp).
+    const uint64_t p = bits == 32 ? pos : pos_arg, l = bits == 32 ? len : len_arg;
     uint64_t du = 0, ds = 0, f = b;
-    const uint64_t sbit = len == 0 ? 0 : bit(a, std::min(pos + len - 1, msb));
+    const uint64_t sbit = l == 0 ? 0 : bit(a, static_cast<unsigned>(std::min<uint64_t>(p + l - 1, msb)));
     for (unsigned k = 0; k <= msb; ++k) {
-      const bool in = k < len && pos + k <= msb;
-      du |= (in ? bit(a, pos + k) : 0) << k;
-      ds |= (in ? bit(a, pos + k) : sbit) << k;
+      const bool in = k < l && p + k <= msb;
+      du |= (in ? bit(a, static_cast<unsigned>(p + k)) : 0) << k;
+      ds |= (in ? bit(a, static_cast<unsigned>(p + k)) : sbit) << k;
     }
-    for (unsigned k = 0; k < len && pos + k <= msb; ++k) {
-      f = (f & ~(uint64_t{1} << (pos + k))) | (bit(a, k) << (pos + k));
+    for (unsigned k = 0; k < l && p + k <= msb; ++k) {
+      f = (f & ~(uint64_t{1} << (p + k))) | (bit(a, k) << (p + k));
     }
-    ASSERT_EQ(bfe_u(a, pos_arg, len_arg, bits), du) << std::hex << a << " " << pos << " " << len;
-    ASSERT_EQ(bfe_s(a, pos_arg, len_arg, bits), ds) << std::hex << a << " " << pos << " " << len;
-    ASSERT_EQ(bfi(a, b, pos_arg, len_arg, bits), f) << std::hex << a << " " << pos << " " << len;
+    ASSERT_EQ(bfe_u(a, pos_arg, len_arg, bits), du) << std::hex << a << " " << pos_arg << " " << len_arg;
+    ASSERT_EQ(bfe_s(a, pos_arg, len_arg, bits), ds) << std::hex << a << " " << pos_arg << " " << len_arg;
+    ASSERT_EQ(bfi(a, b, pos_arg, len_arg, bits), f) << std::hex << a << " " << pos_arg << " " << len_arg;
   }
 }
 

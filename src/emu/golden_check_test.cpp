@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -193,7 +194,10 @@ TEST(EmuGolden, MatchesHardware) {
   const auto start = std::chrono::steady_clock::now();
   auto rec = read_golden_recording(dir);
   ASSERT_TRUE(rec) << rec.error().message;
-  auto rep = check_golden(*rec);
+  GoldenCheckOptions opt;
+  // PTXFORGE_GOLDEN_SHOW=N prints N mismatches in full (20 by default), to work through a new recording.
+  if (const char* show = std::getenv("PTXFORGE_GOLDEN_SHOW")) opt.show = std::strtoul(show, nullptr, 10);
+  auto rep = check_golden(*rec, opt);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_TRUE(rep.ok()) << "recorded on " << rec->gpu << " (cc " << rec->cc << ", " << rec->date << ")\n" << rep.text();
   EXPECT_GE(rep.forms_compared, 150u);
