@@ -25,11 +25,30 @@ struct FMode {
   bool sat = false;  // .sat: clamp to [0, 1], NaN -> +0
 };
 
-// The NaN the GPU writes for an invalid operation (payloads are not propagated).
+// The NaN the GPU writes for every NaN result of f32, f16 and bf16 operations (payloads are not
+// propagated).
 inline constexpr uint32_t kNanF32 = 0x7fffffffu;
-inline constexpr uint64_t kNanF64 = 0x7fffffffffffffffull;
 inline constexpr uint16_t kNanF16 = 0x7fffu;
 inline constexpr uint16_t kNanBF16 = 0x7fffu;
+
+// f64 arithmetic (add sub mul div fma sqrt rcp, every rounding mode) propagates NaNs, as the
+// golden recording shows (docs/emu.md section 5): a NaN operand comes back quieted (bit 51 set)
+// with its payload and sign (sub returns a NaN b unnegated); of several NaN operands, the first
+// in operand order (a, then b, then c); an invalid operation on non-NaN operands (inf - inf,
+// 0 * inf, 0 / 0, inf / inf, sqrt of a negative number) gives kNanF64.
+inline constexpr uint64_t kNanF64 = 0xfff8000000000000ull;
+inline constexpr uint64_t kQuietF64 = 0x0008000000000000ull;  // the quiet bit of an f64 NaN
+// min/max.f64 of two NaN operands: the canonical NaN, as for f32 (the recording has no such instance).
+inline constexpr uint64_t kNanF64MinMax = 0x7fffffffffffffffull;
+
+inline constexpr bool is_nan_f64(uint64_t b) { return (b & 0x7fffffffffffffffull) > 0x7ff0000000000000ull; }
+// The NaN an f64 arithmetic operation writes for operands a, b, c (unused ones 0), by the rule above.
+inline constexpr uint64_t nan_f64(uint64_t a, uint64_t b = 0, uint64_t c = 0) {
+  if (is_nan_f64(a)) return a | kQuietF64;
+  if (is_nan_f64(b)) return b | kQuietF64;
+  if (is_nan_f64(c)) return c | kQuietF64;
+  return kNanF64;
+}
 
 // ---- integers (alu_int.cpp) -------------------------------------------------------------------
 
@@ -120,7 +139,8 @@ struct CvtMode {
   bool relu = false;            // .relu: negative -> 0, NaN -> canonical NaN per format
 };
 // Converts one value given as its bits (low bits of the u64) from `from` to `to`. Integer
-// destinations follow the manual's saturation (float -> int always saturates; NaN -> 0).
+// destinations follow the manual's saturation (float -> int always saturates); a NaN source gives
+// what the GPU gives (convert.cpp: 0, or the destination's top bit from f64 or to 64 bits).
 uint64_t cvt(uint64_t bits, Ty from, Ty to, CvtMode m);
 
 // ---- .approx (approx.cpp): correctly rounded from double, inside every documented bound ------
@@ -135,8 +155,8 @@ uint32_t rcp_approx_f32(uint32_t a, bool ftz);
 uint32_t tanh_approx_f32(uint32_t a);
 uint32_t div_approx_f32(uint32_t a, uint32_t b, bool ftz);  // div.approx
 uint32_t div_full_f32(uint32_t a, uint32_t b, bool ftz);    // div.full
-uint64_t rsqrt_approx_f64(uint64_t a);                       // rsqrt.approx.f64 / rcp.approx.ftz.f64
-uint64_t rcp_approx_ftz_f64(uint64_t a);
+uint64_t rsqrt_approx_f64(uint64_t a);                       // rsqrt.approx.f64
+uint64_t rcp_approx_ftz_f64(uint64_t a);                     // reads and writes only the high word
 uint16_t ex2_approx_h(uint16_t a, Half t);
 uint16_t tanh_approx_h(uint16_t a, Half t);
 

@@ -1,7 +1,8 @@
 // f32 and f64 arithmetic, min/max and comparisons (alu.h). Round-to-nearest add/sub/mul/fma/
 // div/sqrt/rcp use the host's IEEE arithmetic (correctly rounded, the host never leaves RN);
 // the directed modes go through the exact path (softfloat.h), which rounds once. NaN results
-// are the GPU's canonical NaN (alu.h kNanF32/kNanF64); .ftz flushes operands and results.
+// are the GPU's: the canonical NaN for f32 (alu.h kNanF32), the propagated operand or kNanF64
+// for f64 (alu.h nan_f64); .ftz flushes operands and results.
 #include <cmath>
 
 #include "emu/alu.h"
@@ -15,10 +16,12 @@ uint32_t canon32(float r) {
   const uint32_t b = bits_of(r);
   return is_nan32(b) ? kNanF32 : b;
 }
-uint64_t canon64(double r) {
-  const uint64_t b = bits_of(r);
-  return is_nan64(b) ? kNanF64 : b;
-}
+
+// f64: host arithmetic (round to nearest) or the exact path (directed modes) gives the value;
+// a NaN result r is replaced by the GPU's (alu.h nan_f64): the first NaN operand quieted, or
+// kNanF64 for an invalid operation. The host's own NaN choice is not used: which operand it
+// keeps depends on the order the compiler gives commutative operands.
+uint64_t or_nan(uint64_t r, uint64_t a, uint64_t b = 0, uint64_t c = 0) { return is_nan64(r) ? nan_f64(a, b, c) : r; }
 
 // The modifiers applied to every f32 result: flush, then saturate.
 uint32_t post32(uint32_t r, FMode m) {
@@ -91,43 +94,45 @@ uint32_t neg_f32(uint32_t a, bool ftz) {
 }
 
 uint64_t add_f64(uint64_t a, uint64_t b, Round r) {
-  if (r == Round::rn) return canon64(f64_of(a) + f64_of(b));
-  return sf::op_add(a, b, sf::kF64, mode_of(r), false);
+  if (r == Round::rn) return or_nan(bits_of(f64_of(a) + f64_of(b)), a, b);
+  return or_nan(sf::op_add(a, b, sf::kF64, mode_of(r), false), a, b);
 }
 
+// A NaN b comes back with its own sign (the recording: sub.f64(x, 0xfff8...) = 0xfff8...).
 uint64_t sub_f64(uint64_t a, uint64_t b, Round r) {
-  if (is_nan64(b)) return kNanF64;
+  if (is_nan64(a) || is_nan64(b)) return nan_f64(a, b);
   return add_f64(a, b ^ 0x8000000000000000ull, r);
 }
 
 uint64_t mul_f64(uint64_t a, uint64_t b, Round r) {
-  if (r == Round::rn) return canon64(f64_of(a) * f64_of(b));
-  return sf::op_mul(a, b, sf::kF64, mode_of(r), false);
+  if (r == Round::rn) return or_nan(bits_of(f64_of(a) * f64_of(b)), a, b);
+  return or_nan(sf::op_mul(a, b, sf::kF64, mode_of(r), false), a, b);
 }
 
 uint64_t fma_f64(uint64_t a, uint64_t b, uint64_t c, Round r) {
-  if (r == Round::rn) return canon64(std::fma(f64_of(a), f64_of(b), f64_of(c)));
-  return sf::op_fma(a, b, c, sf::kF64, mode_of(r), false);
+  if (r == Round::rn) return or_nan(bits_of(std::fma(f64_of(a), f64_of(b), f64_of(c))), a, b, c);
+  return or_nan(sf::op_fma(a, b, c, sf::kF64, mode_of(r), false), a, b, c);
 }
 
 uint64_t div_f64(uint64_t a, uint64_t b, Round r) {
-  if (r == Round::rn) return canon64(f64_of(a) / f64_of(b));
-  return sf::op_div(a, b, sf::kF64, mode_of(r), false);
+  if (r == Round::rn) return or_nan(bits_of(f64_of(a) / f64_of(b)), a, b);
+  return or_nan(sf::op_div(a, b, sf::kF64, mode_of(r), false), a, b);
 }
 
 uint64_t sqrt_f64(uint64_t a, Round r) {
-  if (r == Round::rn) return canon64(std::sqrt(f64_of(a)));
-  return sf::op_sqrt(a, sf::kF64, mode_of(r), false);
+  if (r == Round::rn) return or_nan(bits_of(std::sqrt(f64_of(a))), a);
+  return or_nan(sf::op_sqrt(a, sf::kF64, mode_of(r), false), a);
 }
 
+// 1 / a: a NaN a is the first NaN operand (the constant 1 never is).
 uint64_t rcp_f64(uint64_t a, Round r) { return div_f64(0x3ff0000000000000ull, a, r); }
 
 uint64_t min_f64(uint64_t a, uint64_t b, bool nan_mode) {
-  return pick<uint64_t>(a, b, f64_of(a), f64_of(b), is_nan64(a), is_nan64(b), nan_mode, kNanF64, true);
+  return pick<uint64_t>(a, b, f64_of(a), f64_of(b), is_nan64(a), is_nan64(b), nan_mode, kNanF64MinMax, true);
 }
 
 uint64_t max_f64(uint64_t a, uint64_t b, bool nan_mode) {
-  return pick<uint64_t>(a, b, f64_of(a), f64_of(b), is_nan64(a), is_nan64(b), nan_mode, kNanF64, false);
+  return pick<uint64_t>(a, b, f64_of(a), f64_of(b), is_nan64(a), is_nan64(b), nan_mode, kNanF64MinMax, false);
 }
 
 // Comparisons (PTX ISA setp, "Floating Point Comparison Operators"): the ordered forms are

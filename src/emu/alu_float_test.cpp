@@ -39,10 +39,57 @@ TEST(AluFloat, NanOperandsGiveTheCanonicalNan) {
     EXPECT_EQ(div_f32(0, kNZero, fm(r)), kNanF32);        // 0 / 0
     EXPECT_EQ(div_f32(kInf, kNInf, fm(r)), kNanF32);
     EXPECT_EQ(sqrt_f32(0xbf800000u, fm(r)), kNanF32);     // sqrt(-1)
-    EXPECT_EQ(add_f64(0x7ff0000000000001ull, 0, r), kNanF64);
-    EXPECT_EQ(fma_f64(0x7ff0000000000000ull, 0, 0, r), kNanF64);
   }
   EXPECT_EQ(add_f32(kQNan, kOne, fm(Round::rn, false, true)), 0u);  // .sat: NaN -> +0
+}
+
+// f64 NaN results, cases from the golden recording (inputs -> GPU bits): the NaN operand comes
+// back quieted with its payload and sign, in every rounding mode; of two NaN operands the first.
+TEST(AluFloat, F64PropagatesTheNanOperand) {
+  constexpr uint64_t kOne64 = 0x3ff0000000000000ull, kInf64 = 0x7ff0000000000000ull;
+  for (Round r : {Round::rn, Round::rz, Round::rm, Round::rp}) {
+    EXPECT_EQ(add_f64(0x7ff8000000000000ull, 0, r), 0x7ff8000000000000ull);
+    EXPECT_EQ(add_f64(0x7ff0000000000001ull, 0x800fffffffffffffull, r), 0x7ff8000000000001ull);  // signalling: quieted
+    EXPECT_EQ(add_f64(0xfff8000000000000ull, kInf64, r), 0xfff8000000000000ull);
+    EXPECT_EQ(add_f64(kInf64, 0x7ff0000000000002ull, r), 0x7ff8000000000002ull);
+    EXPECT_EQ(sub_f64(0x7ff0000000000001ull, 0xc1e0000000000000ull, r), 0x7ff8000000000001ull);
+    EXPECT_EQ(sub_f64(0x4087fb221a054067ull, 0xfff8000000000000ull, r), 0xfff8000000000000ull);  // b not negated
+    EXPECT_EQ(sub_f64(0xc24e701115937ea1ull, 0xffffffffffffffffull, r), 0xffffffffffffffffull);
+    EXPECT_EQ(mul_f64(0x47effffff0000001ull, 0xfff7ffffffffffffull, r), 0xffffffffffffffffull);
+    EXPECT_EQ(mul_f64(0xfff0000000000000ull, 0x7ff0000000000001ull, r), 0x7ff8000000000001ull);
+    EXPECT_EQ(div_f64(0xfff7ffffffffffffull, 0x7ff0000000000001ull, r), 0xffffffffffffffffull);  // a first
+    EXPECT_EQ(div_f64(0x40ff810a2e25f200ull, 0xfff0000000000001ull, r), 0xfff8000000000001ull);
+    EXPECT_EQ(fma_f64(0x7ff0000000000001ull, kOne64, kOne64, r), 0x7ff8000000000001ull);
+    EXPECT_EQ(fma_f64(kOne64, 0xfff0000000000001ull, kOne64, r), 0xfff8000000000001ull);
+    EXPECT_EQ(fma_f64(kInf64, 0, 0x7ff0000000000002ull, r), 0x7ff8000000000002ull);  // NaN c beats inf * 0
+    EXPECT_EQ(sqrt_f64(0xfff0000000000001ull, r), 0xfff8000000000001ull);
+    EXPECT_EQ(sqrt_f64(0x7ff7ffffffffffffull, r), 0x7fffffffffffffffull);
+    EXPECT_EQ(rcp_f64(0xfff0000000000001ull, r), 0xfff8000000000001ull);
+    EXPECT_EQ(rcp_f64(0x7ff0000000000002ull, r), 0x7ff8000000000002ull);
+  }
+}
+
+// An invalid operation on non-NaN operands gives 0xfff8000000000000 (the recording: sqrt of
+// every negative number, -0 excepted; -inf too).
+TEST(AluFloat, F64InvalidOperationsGiveTheDefaultNan) {
+  constexpr uint64_t kInf64 = 0x7ff0000000000000ull, kNInf64 = 0xfff0000000000000ull;
+  EXPECT_EQ(kNanF64, 0xfff8000000000000ull);
+  for (Round r : {Round::rn, Round::rz, Round::rm, Round::rp}) {
+    EXPECT_EQ(sqrt_f64(0xc1229be04e500717ull, r), kNanF64);
+    EXPECT_EQ(sqrt_f64(0x8000000000000001ull, r), kNanF64);
+    EXPECT_EQ(sqrt_f64(kNInf64, r), kNanF64);
+    EXPECT_EQ(sqrt_f64(0x8000000000000000ull, r), 0x8000000000000000ull);  // sqrt(-0) = -0
+    EXPECT_EQ(add_f64(kInf64, kNInf64, r), kNanF64);
+    EXPECT_EQ(sub_f64(kInf64, kInf64, r), kNanF64);
+    EXPECT_EQ(mul_f64(kInf64, 0x8000000000000000ull, r), kNanF64);
+    EXPECT_EQ(fma_f64(kInf64, 0, 0, r), kNanF64);
+    EXPECT_EQ(fma_f64(kInf64, 0x3ff0000000000000ull, kNInf64, r), kNanF64);
+    EXPECT_EQ(div_f64(0, 0x8000000000000000ull, r), kNanF64);
+    EXPECT_EQ(div_f64(kNInf64, kInf64, r), kNanF64);
+  }
+  EXPECT_EQ(nan_f64(0, 0x7ff0000000000003ull, 0xfff8000000000000ull), 0x7ff8000000000003ull);
+  EXPECT_EQ(nan_f64(0, 0, 0xfff0000000000004ull), 0xfff8000000000004ull);
+  EXPECT_EQ(nan_f64(0x3ff0000000000000ull), kNanF64);
 }
 
 TEST(AluFloat, SignedZeros) {
@@ -178,7 +225,7 @@ TEST(AluFloat, MinMaxNanRulesAndSignedZero) {
   EXPECT_EQ(max_f32(kMinSub, kNZero, true, false), 0u);     // .ftz: 2^-149 is +0, > -0
   EXPECT_EQ(min_f32(0x80000001u, 0, true, false), kNZero);
   EXPECT_EQ(min_f64(0x7ff8000000000000ull, 0x3ff0000000000000ull, false), 0x3ff0000000000000ull);
-  EXPECT_EQ(min_f64(0x7ff8000000000000ull, 0x3ff0000000000000ull, true), kNanF64);
+  EXPECT_EQ(min_f64(0x7ff8000000000000ull, 0x3ff0000000000000ull, true), kNanF64MinMax);
   EXPECT_EQ(max_f64(0x8000000000000000ull, 0, false), 0u);
   EXPECT_EQ(min_f64(0, 0x8000000000000000ull, false), 0x8000000000000000ull);
   EXPECT_EQ(abs_f32(0x80000001u, true), 0u);

@@ -1,9 +1,11 @@
 // The .approx functions (alu.h): each is the correctly rounded (or double-accurate, then
 // rounded once) value of the exact function, which lies inside every error bound the PTX ISA
-// states (docs/emu.md section 5 lists them). The special values follow the manual's tables
-// for each instruction (ex2, lg2, sin, cos, rsqrt, sqrt, rcp, tanh, div): +-0, +-inf, NaN,
-// negative arguments; the NaN written is the canonical one. .ftz flushes subnormal inputs and
-// results of the f32 forms; without it subnormals are kept (sm_90 supports them).
+// states (docs/emu.md section 5 lists them), except rcp.approx.ftz.f64, which models the GPU's
+// high-word reciprocal bit for bit. The special values follow the manual's tables for each
+// instruction (ex2, lg2, sin, cos, rsqrt, sqrt, rcp, tanh, div): +-0, +-inf, NaN, negative
+// arguments; the NaN written is the canonical one (the f64 forms: see each). .ftz flushes
+// subnormal inputs and results of the f32 forms; without it subnormals are kept (sm_90
+// supports them).
 #include <cmath>
 
 #include "emu/alu.h"
@@ -108,21 +110,33 @@ uint32_t div_approx_f32(uint32_t a, uint32_t b, bool ftz) {
 // div.full.f32: full range, 2 ulp; the correctly rounded quotient is inside that bound.
 uint32_t div_full_f32(uint32_t a, uint32_t b, bool ftz) { return out32(in32(a, ftz) / in32(b, ftz), ftz); }
 
-// rsqrt.approx.f64: the same special values as the f32 form, computed from the exact sqrt.
+// rsqrt.approx.f64: the same special values as the f32 form, computed from the exact sqrt;
+// NaNs as f64 arithmetic writes them (alu.h nan_f64): a NaN operand quieted, kNanF64 for a
+// negative one (the recording: 0x7ff0000000000001 -> 0x7ff8000000000001, -1 -> 0xfff8...).
 uint64_t rsqrt_approx_f64(uint64_t a) {
   const double x = f64_of(a);
-  if (std::isnan(x)) return kNanF64;
+  if (std::isnan(x)) return nan_f64(a);
   if (x == 0) return bits_of(std::signbit(x) ? -HUGE_VAL : HUGE_VAL);
   if (x < 0) return kNanF64;
   return bits_of(1.0 / std::sqrt(x));
 }
 
-// rcp.approx.ftz.f64: subnormal inputs and results flush to signed zero.
+// rcp.approx.ftz.f64 (PTX ISA rcp.approx.ftz.f64: the operand's most significant 32 bits are
+// read in 1.11.20 format and only the result's most significant 32 bits are written, the low
+// word 0). The model the golden recording fits on every instance: the high word h read as the
+// f64 h:0, a subnormal one flushed to the zero of its sign; 1 / (h:0) rounded toward zero to
+// 20 fraction bits (the GPU's result never exceeds the exact reciprocal of h:0 in magnitude
+// and stays within one unit of the 20th bit: 0x3ff8000000000000 -> 0x3fe5555500000000,
+// 0x3ff7ffffffffffff -> 0x3fe5555600000000); a subnormal result flushed to signed zero.
+// Specials follow from the high word alone: exponent all ones with a zero 20-bit fraction is
+// an infinity whatever the low word (0x7ff0000000000001 -> +0), a nonzero one a NaN, which
+// gives 0x7fffffff00000000 whatever its sign or payload.
 uint64_t rcp_approx_ftz_f64(uint64_t a) {
-  const sf::Val v = sf::flush(sf::decode(a, sf::kF64), sf::kF64);
-  if (v.cls == sf::Cls::nan) return kNanF64;
-  const uint64_t r = bits_of(1.0 / sf::to_double(v));
-  return sf::is_subnormal(r, sf::kF64) ? (r & 0x8000000000000000ull) : r;
+  constexpr uint64_t kHigh = 0xffffffff00000000ull;
+  const uint64_t h = a & kHigh;
+  if (is_nan64(h)) return 0x7fffffff00000000ull;
+  // ftz: a subnormal h:0 divides as zero (-> inf), a subnormal quotient becomes signed zero.
+  return sf::op_div(0x3ff0000000000000ull, h, sf::kF64, sf::Mode::rz, true) & kHigh;
 }
 
 uint16_t ex2_approx_h(uint16_t a, Half t) { return out_h(std::exp2(in_h(a, t)), t); }

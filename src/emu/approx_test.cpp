@@ -9,6 +9,8 @@
 #include <random>
 
 #include "emu/alu.h"
+#include "emu/golden_check.h"
+#include "emu/golden_forms.h"
 
 namespace ptxforge::emu::alu {
 namespace {
@@ -78,6 +80,79 @@ TEST(Approx, RsqrtSqrtRcpSpecialValues) {
   EXPECT_EQ(rcp_approx_ftz_f64(0x0000000000000001ull), 0x7ff0000000000000ull);  // subnormal -> +0
   EXPECT_EQ(rcp_approx_ftz_f64(0x7fe0000000000000ull), 0u);  // 2^-1023 is subnormal: flushed
   EXPECT_EQ(rcp_approx_ftz_f64(0xc000000000000000ull), 0xbfe0000000000000ull);
+}
+
+// rsqrt.approx.f64 NaNs, from the golden recording (input -> GPU bits): a NaN operand quieted
+// with its payload, a negative one the invalid-operation NaN.
+TEST(Approx, RsqrtF64NanResults) {
+  EXPECT_EQ(rsqrt_approx_f64(0x7ff0000000000001ull), 0x7ff8000000000001ull);
+  EXPECT_EQ(rsqrt_approx_f64(0xfff8000000000000ull), 0xfff8000000000000ull);
+  EXPECT_EQ(rsqrt_approx_f64(0xbff0000000000000ull), kNanF64);
+  EXPECT_EQ(rsqrt_approx_f64(0xfff0000000000000ull), kNanF64);
+  EXPECT_EQ(rsqrt_approx_f64(0x8000000000000001ull), kNanF64);  // a negative subnormal is not flushed
+}
+
+// rcp.approx.ftz.f64 reads the high word and writes the high word: the reciprocal of h:0 rounded
+// toward zero to 20 fraction bits. Cases from the golden recording (input -> GPU bits).
+TEST(Approx, RcpFtzF64IsTheHighWordReciprocal) {
+  EXPECT_EQ(rcp_approx_ftz_f64(0x4004000000000000ull), 0x3fd9999900000000ull);  // 1/2.5, cut
+  EXPECT_EQ(rcp_approx_ftz_f64(0x3ff8000000000000ull), 0x3fe5555500000000ull);  // 1/1.5
+  EXPECT_EQ(rcp_approx_ftz_f64(0x3ff7ffffffffffffull), 0x3fe5555600000000ull);  // low word ignored
+  EXPECT_EQ(rcp_approx_ftz_f64(0x3ff0000010000001ull), 0x3ff0000000000000ull);  // high word 1.0
+  EXPECT_EQ(rcp_approx_ftz_f64(0x3fdfffffffffffffull), 0x4000000000000000ull);  // 2 + 2^-20 cut to 2
+  EXPECT_EQ(rcp_approx_ftz_f64(0x656f84dc6f480a9aull), 0x1a703e8200000000ull);
+  EXPECT_EQ(rcp_approx_ftz_f64(0xbf64b2ca707ecfabull), 0xc078bc7800000000ull);
+  EXPECT_EQ(rcp_approx_ftz_f64(0x50017c71d4b27826ull), 0x2fdd47c800000000ull);
+  EXPECT_EQ(rcp_approx_ftz_f64(0x8010000000000000ull), 0xffd0000000000000ull);
+  EXPECT_EQ(rcp_approx_ftz_f64(0x800fffffffffffffull), 0xfff0000000000000ull);  // subnormal: -0
+  EXPECT_EQ(rcp_approx_ftz_f64(0x7fefffffffffffffull), 0u);                     // 2^-1024: flushed
+  EXPECT_EQ(rcp_approx_ftz_f64(0xffefffffffffffffull), 0x8000000000000000ull);
+  EXPECT_EQ(rcp_approx_ftz_f64(0xfff0000000000000ull), 0x8000000000000000ull);
+  // Specials by the high word only: an infinity's pattern with a nonzero low word is infinity,
+  // and every NaN gives 0x7fffffff:00000000.
+  EXPECT_EQ(rcp_approx_ftz_f64(0x7ff0000000000001ull), 0u);
+  EXPECT_EQ(rcp_approx_ftz_f64(0x7ff8000000000000ull), 0x7fffffff00000000ull);
+  EXPECT_EQ(rcp_approx_ftz_f64(0xfff8000000000000ull), 0x7fffffff00000000ull);
+  EXPECT_EQ(rcp_approx_ftz_f64(0x7ff7ffffffffffffull), 0x7fffffff00000000ull);
+}
+
+// Over sampled operands the result is the high word's reciprocal cut to 20 fraction bits:
+// never larger in magnitude, less than one unit of the 20th bit below, low word 0.
+TEST(Approx, RcpFtzF64StaysWithinOneUnitBelowTheHighWordReciprocal) {
+  std::mt19937_64 rng(0x1f64u);
+  int bad = 0;
+  for (int i = 0; i < 100000; ++i) {
+    const uint64_t a = (rng() & 0x800fffffffffffffull) | ((1 + rng() % 2045) << 52);
+    const double h = std::bit_cast<double>(a & 0xffffffff00000000ull);
+    const double want = 1.0 / h;
+    if (std::fpclassify(want) != FP_NORMAL) continue;
+    const double got = std::bit_cast<double>(rcp_approx_ftz_f64(a));
+    const double unit = std::ldexp(1.0, std::ilogb(got) - 20);
+    bad += (std::bit_cast<uint64_t>(got) & 0xffffffffu) != 0 || std::signbit(got) != std::signbit(h) ||
+           std::fabs(got) > std::fabs(want) || std::fabs(want) - std::fabs(got) >= unit;
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+// The golden check's bound for rcp.approx.ftz.f64 (golden_bounds.cpp): relative 2^-20 from the
+// reciprocal of the high word. The GPU's 1/1.5 = 0x3fe5555500000000 is 2^-22 below 2/3, outside
+// the form table's 2^-22.9 and inside this bound; two units of the 20th bit below is outside.
+TEST(Approx, RcpFtzF64GoldenBoundIsTheHighWordsTwentyBits) {
+  const GoldenForm* f = nullptr;
+  for (const GoldenForm& g : golden_forms()) {
+    if (g.ptx == "rcp.approx.ftz.f64 %d, %a") f = &g;
+  }
+  ASSERT_NE(f, nullptr);
+  const uint64_t in[] = {0x3ff8000000000000ull};
+  EXPECT_TRUE(golden_near_truth(*f, in, 0x3fe5555500000000ull));
+  EXPECT_TRUE(golden_near_truth(*f, in, 0x3fe5555600000000ull));
+  EXPECT_FALSE(golden_near_truth(*f, in, 0x3fe5555300000000ull));
+  EXPECT_TRUE(golden_agrees(*f, in, 0x3fe5555500000000ull, 0x3fe5555400000000ull, ~0ull));
+  EXPECT_FALSE(golden_agrees(*f, in, 0x3fe5555500000000ull, 0x3fe5555200000000ull, ~0ull));
+  // The low word is not read: 1/(high word 1.0) is 1 exactly, whatever the low word says.
+  const uint64_t low[] = {0x3ff00000fffffff0ull};
+  EXPECT_TRUE(golden_near_truth(*f, low, 0x3ff0000000000000ull));
+  EXPECT_FALSE(golden_near_truth(*f, low, 0x3feffffd00000000ull));
 }
 
 TEST(Approx, DivisionRangeRule) {

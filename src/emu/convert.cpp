@@ -2,14 +2,17 @@
 // (softfloat.h), never through host casts. The rules (PTX ISA 9.7.9.21 cvt):
 // - integer -> integer: sign or zero extension from the source, truncation to the destination,
 //   or with .sat a clamp to the destination's range;
-// - float -> integer: .rni/.rzi/.rmi/.rpi rounding, always saturating, NaN -> 0;
+// - float -> integer: .rni/.rzi/.rmi/.rpi rounding, always saturating; NaN as float_to_int says;
 // - integer -> float and float -> narrower float: one rounding in .rn/.rz/.rm/.rp (.rna for
 //   tf32), .satfinite turning overflow and infinity into the largest finite value;
 // - .relu: a negative result becomes +0, NaN stays NaN; .sat: clamp to [0, 1], NaN -> +0;
 //   .ftz: subnormal f32 sources and results become signed zeros.
+// Which NaN comes out of a float -> float conversion, and tf32's NaN and .rna rules, are the
+// GPU's (learned from the golden vectors, tests/emu/golden): see nan_to_float and tf32_rna.
 // A signed integer destination comes back sign-extended to 64 bits (the register that holds a
 // .s8 or .s16 result is wider than it); the interpreter truncates to the register's width.
 #include <algorithm>
+#include <optional>
 
 #include "emu/alu.h"
 #include "emu/float_bits.h"
@@ -20,6 +23,8 @@ namespace {
 
 using i128 = __int128;
 using sf::u128;
+
+constexpr uint64_t kNanTf32 = 0x7fffe000u;  // the canonical f32 NaN with tf32's low 13 bits clear
 
 bool is_int(Ty t) { return t <= Ty::s64; }
 bool int_signed(Ty t) { return t >= Ty::s8 && t <= Ty::s64; }
@@ -101,8 +106,18 @@ sf::Val decode_src(uint64_t bits, Ty from, const CvtMode& m) {
   return v;
 }
 
-uint64_t float_to_int(const sf::Val& v, Ty to, const CvtMode& m) {
-  if (v.cls == sf::Cls::nan || v.cls == sf::Cls::zero) return 0;
+// NaN -> integer, as the GPU does it (golden vectors, sm_90): a conversion from an f64 source or
+// to a 64-bit destination gives the integer with only the destination's top bit set, signed or
+// unsigned alike (recorded: s64 <- f32 0x8000000000000000, s32 <- f64 0x80000000, u64 <- f64
+// 0x8000000000000000); one from a narrower float (f16, bf16, f32) to 32 bits or fewer gives 0
+// (recorded: s32/u32/s16/u8 <- f32, s32 <- f16). The pairs not recorded (u32 <- f64, u64 <- f32,
+// 8- and 16-bit <- f64) follow the same split. Infinities and out-of-range values saturate.
+uint64_t float_to_int(const sf::Val& v, Ty from, Ty to, const CvtMode& m) {
+  if (v.cls == sf::Cls::nan) {
+    if (from != Ty::f64 && int_bits(to) < 64) return 0;
+    return int_result(i128{1} << (int_bits(to) - 1), to);
+  }
+  if (v.cls == sf::Cls::zero) return 0;
   if (v.cls == sf::Cls::inf) return int_result(v.sign ? int_min(to) : int_max(to), to);
   bool huge = false;
   const u128 mag = sf::round_to_integer(v, int_mode(m.irnd), &huge);
@@ -171,11 +186,55 @@ uint64_t to_float(sf::Val v, Ty to, const CvtMode& m) {
   if (m.ftz && to == Ty::f32 && sf::is_subnormal(r, f)) r &= f.sign_bit();
   if (m.sat) r = sat_float(r, f);
   if (to == Ty::tf32) {
-    // tf32 in its 32-bit container: the f32 layout with the low 13 bits zero; its NaN is the
-    // canonical f32 NaN (an assumption the golden vectors check).
-    return (!m.sat && is_nan) ? kNanF32 : (r << 13);
+    // tf32 in its 32-bit container: the f32 layout with the low 13 bits zero. A NaN source gives
+    // the canonical f32 NaN with those bits cleared, 0x7fffe000, whatever its sign and payload
+    // (golden vectors: .rn and .rz; .rna is tf32_rna).
+    return (!m.sat && is_nan) ? kNanTf32 : (r << 13);
   }
   return r;
+}
+
+// cvt.rna{.satfinite}.tf32.f32 on the GPU is rounding on the bit pattern (golden vectors, sm_90):
+// a finite value is rounded to nearest, ties away, by adding half a tf32 unit (0x1000) to the
+// pattern and clearing the low 13 bits (a carry runs into the exponent, FLT_MAX becoming inf).
+// An infinity or NaN source is truncated instead: its low 13 bits cleared, sign and the rest of
+// the payload kept (0x7f800001 -> 0x7f800000, 0xffc00001 -> 0xffc00000). With .satfinite, a
+// finite value that rounds to infinity gives the largest finite value of its sign, and an
+// infinity or NaN source gives its truncated pattern lowered by one tf32 unit (0x2000): the
+// largest finite value for +-inf, and for a NaN the pattern below it (0x7fc00000 -> 0x7fbfe000,
+// 0xffbfffff -> 0xffbfc000, 0x7f800001 -> 0x7f7fe000).
+uint64_t tf32_rna(uint32_t b, bool satfinite) {
+  const bool special = (b & 0x7f800000u) == 0x7f800000u;
+  if (special) return satfinite ? (b & 0xffffe000u) - 0x2000u : (b & 0xffffe000u);
+  uint32_t r = (b + 0x1000u) & 0xffffe000u;
+  if (satfinite && (r & 0x7f800000u) == 0x7f800000u) r = (r & 0x80000000u) | 0x7f7fe000u;
+  return r;
+}
+
+// The NaN of a float -> float conversion from a NaN source, as the GPU writes it (golden vectors,
+// sm_90), or nullopt where the general rules apply (.sat, .relu, .satfinite, the canonical NaN):
+// - bf16 -> f32 widens the pattern (the bf16 is the f32's top half): sign and payload kept, a
+//   signaling NaN stays signaling (0x7f81 -> 0x7f810000);
+// - a conversion with an f64 source (f64 -> f32, the f64 -> f64 roundings .rni/.rzi/.rmi/.rpi)
+//   or from f32 to f64 returns the NaN quieted with its sign and payload, the payload's top bits
+//   where the destination is narrower (0x7ff0000000000001 -> 0x7fc00000, 0xffffffffffffffff ->
+//   0xffffffff, 0xfff7ffffffffffff -> 0xffffffffffffffff) or shifted up where it is wider
+//   (0x7f800001 -> 0x7ff8000020000000);
+// - every other pair (f16 -> f32, f32 -> f32, f32 -> f16/bf16, ...) gives the destination's
+//   canonical NaN, the general path's.
+std::optional<uint64_t> nan_to_float(uint64_t bits, Ty from, Ty to, const CvtMode& m) {
+  if (m.sat || m.relu || m.satfinite) return std::nullopt;
+  if (from == Ty::bf16 && to == Ty::f32) return (bits & 0xffffu) << 16;
+  const bool f64_path = from == Ty::f64 || (from == Ty::f32 && to == Ty::f64);
+  if (!f64_path || (to != Ty::f16 && to != Ty::bf16 && to != Ty::f32 && to != Ty::f64)) return std::nullopt;
+  const sf::Format& fs = *format_of(from);
+  const sf::Format& fd = *format_of(to);
+  const uint64_t payload = bits & ((uint64_t{1} << fs.mbits) - 1);
+  const uint64_t moved = fs.mbits >= fd.mbits ? payload >> (fs.mbits - fd.mbits) : payload << (fd.mbits - fs.mbits);
+  const uint64_t exp_ones = ((uint64_t{1} << fd.ebits) - 1) << fd.mbits;
+  const uint64_t quiet = uint64_t{1} << (fd.mbits - 1);
+  const bool sign = ((bits >> (fs.width() - 1)) & 1) != 0;
+  return (sign ? fd.sign_bit() : 0) | exp_ones | quiet | moved;
 }
 
 }  // namespace
@@ -194,7 +253,14 @@ uint64_t cvt(uint64_t bits, Ty from, Ty to, CvtMode m) {
     return to_float(x, to, m);
   }
   const sf::Val v = decode_src(bits, from, m);
-  if (is_int(to)) return float_to_int(v, to, m);
+  if (is_int(to)) return float_to_int(v, from, to, m);
+  if (to == Ty::tf32 && from == Ty::f32 && m.rna && !m.sat && !m.relu) {
+    const uint32_t b = static_cast<uint32_t>(bits);
+    return tf32_rna(m.ftz ? ftz32(b) : b, m.satfinite);
+  }
+  if (v.cls == sf::Cls::nan) {
+    if (const std::optional<uint64_t> r = nan_to_float(bits, from, to, m)) return *r;
+  }
   return to_float(v, to, m);
 }
 

@@ -1,5 +1,6 @@
 // cvt of the CPU engine's ALU: integer saturation and extension, float -> int rounding with
-// NaN -> 0, int -> float rounding, f32 <-> f16/bf16/f64 in every direction, tf32 .rna, the
+// the GPU's NaN results, int -> float rounding, f32 <-> f16/bf16/f64 in every direction and
+// which NaN each gives, tf32 .rn/.rz/.rna{.satfinite}, the
 // 8-, 6- and 4-bit formats with .satfinite and .relu, and ue8m0. Expected bit patterns are
 // worked by hand from the formats (f16 bias 15; e4m3 bias 7, max 448, NaN 0x7f; e5m2 bias 15,
 // max 57344; e2m1 values 0 .5 1 1.5 2 3 4 6; e2m3 max 7.5; e3m2 max 28; ue8m0 = 2^(e-127)).
@@ -46,10 +47,8 @@ TEST(Convert, FloatToIntRoundingModes) {
   EXPECT_EQ(cvt(0x00000001u, Ty::f32, Ty::s32, ftz), 0u);  // flushed before rounding
 }
 
-TEST(Convert, FloatToIntSaturatesAndNanIsZero) {
+TEST(Convert, FloatToIntSaturates) {
   const CvtMode rz = irnd(IntRound::rzi);
-  EXPECT_EQ(cvt(kF32Nan, Ty::f32, Ty::s32, rz), 0u);
-  EXPECT_EQ(cvt(kF32SNan, Ty::f32, Ty::u64, rz), 0u);
   EXPECT_EQ(cvt(0x7f800000u, Ty::f32, Ty::s32, rz), 0x7fffffffu);
   EXPECT_EQ(cvt(0xff800000u, Ty::f32, Ty::s32, rz), 0xffffffff80000000ull);  // sign-extended
   EXPECT_EQ(cvt(0x4f32d05eu, Ty::f32, Ty::s32, rz), 0x7fffffffu);            // 3e9
@@ -62,6 +61,27 @@ TEST(Convert, FloatToIntSaturatesAndNanIsZero) {
   EXPECT_EQ(cvt(0x43e0000000000000ull, Ty::f64, Ty::u64, rz), 0x8000000000000000ull);  // 2^63
   EXPECT_EQ(cvt(0x43f0000000000000ull, Ty::f64, Ty::u64, rz), 0xffffffffffffffffull);  // 2^64
   EXPECT_EQ(cvt(0x7bffu, Ty::f16, Ty::s16, irnd(IntRound::rni)), 0x7fffu);  // 65504 -> 32767
+  EXPECT_EQ(cvt(0xfff0000000000000ull, Ty::f64, Ty::u64, rz), 0u);                  // -inf
+  EXPECT_EQ(cvt(0x7ff0000000000000ull, Ty::f64, Ty::s32, irnd(IntRound::rni)), 0x7fffffffu);
+}
+
+// NaN -> integer, from the GPU (golden vectors, sm_90): 0 from f16/bf16/f32 to 32 bits or fewer;
+// the destination's top bit alone from an f64 source or to a 64-bit destination.
+TEST(Convert, FloatToIntNanDependsOnTheDatapath) {
+  const CvtMode rz = irnd(IntRound::rzi), rn = irnd(IntRound::rni);
+  EXPECT_EQ(cvt(kF32Nan, Ty::f32, Ty::s32, rz), 0u);
+  EXPECT_EQ(cvt(0x7f800001u, Ty::f32, Ty::u32, rz), 0u);
+  EXPECT_EQ(cvt(0xffc00000u, Ty::f32, Ty::u8, rn), 0u);
+  EXPECT_EQ(cvt(0x7fc00000u, Ty::f32, Ty::s16, rn), 0u);
+  EXPECT_EQ(cvt(0x7e00u, Ty::f16, Ty::s32, rn), 0u);
+  // Recorded: cvt.rzi.s64.f32, cvt.rni.s32.f64, cvt.rzi.u64.f64.
+  EXPECT_EQ(cvt(0x7fc00000u, Ty::f32, Ty::s64, rz), 0x8000000000000000ull);
+  EXPECT_EQ(cvt(0x7fbfffffu, Ty::f32, Ty::s64, rz), 0x8000000000000000ull);
+  EXPECT_EQ(cvt(0xfff8000000000001ull, Ty::f64, Ty::s32, rn), 0xffffffff80000000ull);  // sign-extended
+  EXPECT_EQ(cvt(0x7ff0000000000001ull, Ty::f64, Ty::u64, rz), 0x8000000000000000ull);
+  // Not recorded, the same split: u64 <- f32 and u32 <- f64.
+  EXPECT_EQ(cvt(kF32SNan, Ty::f32, Ty::u64, rz), 0x8000000000000000ull);
+  EXPECT_EQ(cvt(0x7ff8000000000000ull, Ty::f64, Ty::u32, rz), 0x80000000u);
 }
 
 TEST(Convert, IntegerToInteger) {
@@ -145,7 +165,39 @@ TEST(Convert, WideningAndF64ToF32) {
   CvtMode ftz_rp = rnd(Round::rp);
   ftz_rp.ftz = true;
   EXPECT_EQ(cvt(0x01a56e1fc2f8f359ull, Ty::f64, Ty::f32, ftz_rp), 0u);  // subnormal result flushed
-  EXPECT_EQ(cvt(0x7ff0000000000001ull, Ty::f64, Ty::f32, rnd(Round::rn)), kNanF32);
+}
+
+// Which NaN a float -> float conversion writes, from the GPU (golden vectors, sm_90).
+TEST(Convert, NanPayloads) {
+  // bf16 -> f32 widens the pattern: sign and payload kept, a signaling NaN stays signaling.
+  EXPECT_EQ(cvt(0x7fc0u, Ty::bf16, Ty::f32, CvtMode{}), 0x7fc00000u);
+  EXPECT_EQ(cvt(0x7f81u, Ty::bf16, Ty::f32, CvtMode{}), 0x7f810000u);
+  EXPECT_EQ(cvt(0xffc0u, Ty::bf16, Ty::f32, CvtMode{}), 0xffc00000u);
+  // f32 -> f64: quieted, sign and payload kept (shifted up 29 bits).
+  EXPECT_EQ(cvt(0x7fc00000u, Ty::f32, Ty::f64, CvtMode{}), 0x7ff8000000000000ull);
+  EXPECT_EQ(cvt(0x7f800001u, Ty::f32, Ty::f64, CvtMode{}), 0x7ff8000020000000ull);
+  EXPECT_EQ(cvt(0x7f800002u, Ty::f32, Ty::f64, CvtMode{}), 0x7ff8000040000000ull);
+  EXPECT_EQ(cvt(0xffc00000u, Ty::f32, Ty::f64, CvtMode{}), 0xfff8000000000000ull);
+  // f64 -> f32 in every rounding: quieted, sign and the payload's top 22 bits kept.
+  for (Round r : {Round::rn, Round::rz, Round::rm, Round::rp}) {
+    EXPECT_EQ(cvt(0x7ff0000000000001ull, Ty::f64, Ty::f32, rnd(r)), 0x7fc00000u);
+    EXPECT_EQ(cvt(0xfff8000000000000ull, Ty::f64, Ty::f32, rnd(r)), 0xffc00000u);
+    EXPECT_EQ(cvt(0xffffffffffffffffull, Ty::f64, Ty::f32, rnd(r)), 0xffffffffu);
+  }
+  // f64 -> f64 rounding to an integral value: quieted, sign and payload kept.
+  const CvtMode rmi = irnd(IntRound::rmi);
+  EXPECT_EQ(cvt(0x7ff0000000000001ull, Ty::f64, Ty::f64, rmi), 0x7ff8000000000001ull);
+  EXPECT_EQ(cvt(0xfff7ffffffffffffull, Ty::f64, Ty::f64, rmi), 0xffffffffffffffffull);
+  EXPECT_EQ(cvt(0xfff8000000000000ull, Ty::f64, Ty::f64, rmi), 0xfff8000000000000ull);
+  // Elsewhere the canonical NaN of the destination.
+  EXPECT_EQ(cvt(0x7e00u, Ty::f16, Ty::f32, CvtMode{}), kNanF32);
+  EXPECT_EQ(cvt(0xffc00000u, Ty::f32, Ty::f32, irnd(IntRound::rni)), kNanF32);
+  EXPECT_EQ(cvt(0xffc00000u, Ty::f32, Ty::bf16, rnd(Round::rz)), kNanBF16);
+  EXPECT_EQ(cvt(0x7f800001u, Ty::f32, Ty::f16, rnd(Round::rn)), kNanF16);
+  // .sat still turns a NaN into +0.
+  CvtMode sat64 = sat();
+  sat64.irnd = IntRound::rni;
+  EXPECT_EQ(cvt(0x7ff8000000000001ull, Ty::f64, Ty::f64, sat64), 0u);
 }
 
 TEST(Convert, RoundToIntegralFloat) {
@@ -173,6 +225,37 @@ TEST(Convert, Tf32) {
   EXPECT_EQ(cvt(0x7f7fffffu, Ty::f32, Ty::tf32, rna_sf), 0x7f7fe000u);
   EXPECT_EQ(cvt(0xff800000u, Ty::f32, Ty::tf32, rna_sf), 0xff7fe000u);
   EXPECT_EQ(cvt(0x00001000u, Ty::f32, Ty::tf32, rna), 0x00002000u);            // subnormal tie away
+}
+
+// tf32's NaN and .rna rules, from the GPU (golden vectors, sm_90).
+TEST(Convert, Tf32NanAndBitRounding) {
+  // .rn and .rz: any NaN gives 0x7fffe000.
+  for (Round r : {Round::rn, Round::rz}) {
+    EXPECT_EQ(cvt(0x7fc00000u, Ty::f32, Ty::tf32, rnd(r)), 0x7fffe000u);
+    EXPECT_EQ(cvt(0x7f800001u, Ty::f32, Ty::tf32, rnd(r)), 0x7fffe000u);
+    EXPECT_EQ(cvt(0xffbfffffu, Ty::f32, Ty::tf32, rnd(r)), 0x7fffe000u);
+  }
+  CvtMode rna;
+  rna.rna = true;
+  // .rna: inf and NaN truncated to the tf32 pattern, sign and payload kept.
+  EXPECT_EQ(cvt(0x7f800001u, Ty::f32, Ty::tf32, rna), 0x7f800000u);
+  EXPECT_EQ(cvt(0xff800001u, Ty::f32, Ty::tf32, rna), 0xff800000u);
+  EXPECT_EQ(cvt(0xffc00001u, Ty::f32, Ty::tf32, rna), 0xffc00000u);
+  EXPECT_EQ(cvt(0x7fc00000u, Ty::f32, Ty::tf32, rna), 0x7fc00000u);
+  EXPECT_EQ(cvt(0xff7fffffu, Ty::f32, Ty::tf32, rna), 0xff800000u);  // -FLT_MAX rounds to -inf
+  EXPECT_EQ(cvt(0x007fffffu, Ty::f32, Ty::tf32, rna), 0x00800000u);  // into the normals
+  EXPECT_EQ(cvt(0x3f800100u, Ty::f32, Ty::tf32, rna), 0x3f800000u);
+  // .rna.satfinite: overflow and inf give the largest finite value; a NaN, the pattern one
+  // tf32 unit below its truncation.
+  CvtMode rna_sf = rna;
+  rna_sf.satfinite = true;
+  EXPECT_EQ(cvt(0x7f800000u, Ty::f32, Ty::tf32, rna_sf), 0x7f7fe000u);
+  EXPECT_EQ(cvt(0xff7fffffu, Ty::f32, Ty::tf32, rna_sf), 0xff7fe000u);
+  EXPECT_EQ(cvt(0x7fc00000u, Ty::f32, Ty::tf32, rna_sf), 0x7fbfe000u);
+  EXPECT_EQ(cvt(0xffc00000u, Ty::f32, Ty::tf32, rna_sf), 0xffbfe000u);
+  EXPECT_EQ(cvt(0xffbfffffu, Ty::f32, Ty::tf32, rna_sf), 0xffbfc000u);
+  EXPECT_EQ(cvt(0x7f800001u, Ty::f32, Ty::tf32, rna_sf), 0x7f7fe000u);
+  EXPECT_EQ(cvt(0x477ff000u, Ty::f32, Ty::tf32, rna_sf), 0x47800000u);  // finite: rounded as .rna
 }
 
 TEST(Convert, Fp8WithSatfinite) {

@@ -285,9 +285,10 @@ inline uint32_t canon(float r) {
   uint32_t b = std::bit_cast<uint32_t>(r);
   return (b & 0x7fffffffu) > 0x7f800000u ? alu::kNanF32 : b;
 }
-inline uint64_t canon(double r) {
-  uint64_t b = std::bit_cast<uint64_t>(r);
-  return (b & 0x7fffffffffffffffull) > 0x7ff0000000000000ull ? alu::kNanF64 : b;
+// f64 NaN results are the GPU's (alu.h nan_f64): the first NaN operand quieted, or kNanF64.
+inline uint64_t nan_or(double r, uint64_t a, uint64_t b, uint64_t c = 0) {
+  uint64_t x = std::bit_cast<uint64_t>(r);
+  return alu::is_nan_f64(x) ? alu::nan_f64(a, b, c) : x;
 }
 inline float f32(uint64_t v) { return std::bit_cast<float>(static_cast<uint32_t>(v)); }
 inline double f64(uint64_t v) { return std::bit_cast<double>(v); }
@@ -298,10 +299,10 @@ uint32_t f32_add(uint32_t a, uint32_t b) { return canon(f32(a) + f32(b)); }
 uint32_t f32_sub(uint32_t a, uint32_t b) { return canon(f32(a) - f32(b)); }
 uint32_t f32_mul(uint32_t a, uint32_t b) { return canon(f32(a) * f32(b)); }
 uint32_t f32_fma(uint32_t a, uint32_t b, uint32_t c) { return canon(std::fma(f32(a), f32(b), f32(c))); }
-uint64_t f64_add(uint64_t a, uint64_t b) { return canon(f64(a) + f64(b)); }
-uint64_t f64_sub(uint64_t a, uint64_t b) { return canon(f64(a) - f64(b)); }
-uint64_t f64_mul(uint64_t a, uint64_t b) { return canon(f64(a) * f64(b)); }
-uint64_t f64_fma(uint64_t a, uint64_t b, uint64_t c) { return canon(std::fma(f64(a), f64(b), f64(c))); }
+uint64_t f64_add(uint64_t a, uint64_t b) { return nan_or(f64(a) + f64(b), a, b); }
+uint64_t f64_sub(uint64_t a, uint64_t b) { return nan_or(f64(a) - f64(b), a, b); }
+uint64_t f64_mul(uint64_t a, uint64_t b) { return nan_or(f64(a) * f64(b), a, b); }
+uint64_t f64_fma(uint64_t a, uint64_t b, uint64_t c) { return nan_or(std::fma(f64(a), f64(b), f64(c)), a, b, c); }
 
 // ---- choosing ----------------------------------------------------------------------------------
 

@@ -388,10 +388,17 @@ bool FnLowerer::lower_instruction(const ptx::Instruction& ins, Inst& out) {
   if (op == "copysign") return regular(Op::copysign, t, 2);
   if (op == "cvt") {
     out.type2 = m.type(1);
+    // The packed fp8 forms (PTX ISA cvt): two f32 (a to the upper byte) or one f16x2 to
+    // e4m3x2/e5m2x2, and e4m3x2/e5m2x2 to f16x2; the interpreter converts per element.
+    const bool fp8x2_to = t == DT::e4m3x2 || t == DT::e5m2x2;
+    const bool fp8x2_from = out.type2 == DT::e4m3x2 || out.type2 == DT::e5m2x2;
+    const bool pack2 = fp8x2_to && out.type2 == DT::f32;
     bool ok1, ok2;
-    alu::Ty to = cvt_ty(t, &ok1), from = cvt_ty(out.type2, &ok2);
-    (void)to;
-    (void)from;
+    cvt_ty(t, &ok1);
+    cvt_ty(out.type2, &ok2);
+    if (fp8x2_to || fp8x2_from) {
+      ok1 = ok2 = (fp8x2_to && (out.type2 == DT::f32 || out.type2 == DT::f16x2)) || (fp8x2_from && t == DT::f16x2);
+    }
     if (!ok1 || !ok2) return unsupported(ins);
     if (m.has(".rn")) out.cvt.rnd = alu::Round::rn;
     else if (m.has(".rz")) out.cvt.rnd = alu::Round::rz;
@@ -407,6 +414,7 @@ bool FnLowerer::lower_instruction(const ptx::Instruction& ins, Inst& out) {
     out.cvt.satfinite = m.has(".satfinite");
     out.cvt.relu = m.has(".relu");
     out.op = Op::cvt;
+    if (pack2) return regular(Op::cvt, DT::f32, 2);
     if (!need(2) || !dest(ops[0], out.o[0], ins) || !value(ops[1], out.type2, out.o[1], ins)) return false;
     out.n = 2;
     return finish();
