@@ -30,6 +30,9 @@ expect.toml's optional keys for the CPU engine: `cpu_reason` (a regex for the ve
 the engine words the same failure differently), `cpu_na` (why the kernel does not apply there) and
 `cpu_only = true` (a defect only the engine's checks can see, such as a race that gives the right
 answer: on a GPU its verdict is shown, not asserted).
+
+ADVERSARIAL_RECORDS=<file> appends every `ptxforge run --json` record the gpu and cpu modes get
+to <file>, one JSON line each (the notes and stage details the table leaves out).
 """
 import json
 import os
@@ -187,6 +190,11 @@ def run_ptxforge(ptxforge, args, timeout, env=None):
         records = json.loads(p.stdout)
     except json.JSONDecodeError:
         return p.returncode, None, (p.stderr or p.stdout)[-2000:]
+    keep = os.environ.get("ADVERSARIAL_RECORDS")
+    if keep:  # every record, one JSON line each: the notes and stage details the table leaves out
+        with open(keep, "a") as f:
+            for r in records if isinstance(records, list) else [records]:
+                f.write(json.dumps(r) + "\n")
     return p.returncode, records, p.stderr[-2000:]
 
 
