@@ -68,6 +68,11 @@ Flow do_call(Exec& x) {
     for (auto& w : x.cta.warps) live += w.reg_bytes;
     if (live + regs > limits::kMaxFrameBytesPerCta)
       return fail(x, FindingKind::limit, "the CTA's call frames exceed the CPU engine's register memory limit", first);
+    // Setting up the frame zeroes the callee's registers (32 lanes of each) and marks its .local
+    // bytes never written in every calling lane: work in proportion to the frame, charged to the
+    // budget so that a loop of calls into a huge frame ends as `budget` in time, as any loop does.
+    uint64_t setup = regs + uint64_t{fn.frame_bytes} * static_cast<uint32_t>(std::popcount(group));
+    x.L.lane_instructions += setup / limits::kFrameBytesPerLaneInstruction;
     uint64_t align = fn.frame_align ? fn.frame_align : 16;
     uint64_t base = (parent.stack_off + P.fns[parent.fn].frame_bytes + align - 1) / align * align;
     uint64_t end = base + fn.frame_bytes;

@@ -13,6 +13,7 @@ inline constexpr uint32_t kMaxThreadsPerCta = 1024;
 inline constexpr uint64_t kMaxAllocatedBytes = uint64_t{1} << 30;  // emulated allocations per machine
 inline constexpr uint32_t kMaxSharedPerCta = 227 * 1024;
 inline constexpr uint32_t kMaxLocalPerThread = 512 * 1024;  // .local and call frames' .param
+inline constexpr uint32_t kMaxKernelParamBytes = 32764;      // an entry's .param list, as on sm_70+ (PTX 8.1)
 inline constexpr uint32_t kMaxCallDepth = 1024;
 // A lane group issued this often while another group of its warp waits yields to it, and a warp
 // runs at most this many issues before the next warp of its CTA gets a turn (section 3).
@@ -32,6 +33,10 @@ inline constexpr uint64_t kGlobaltimerNsPerIssue = 1000;
 // Lowering: registers per function (slots x 32 lanes x 8 bytes per frame) and instructions.
 inline constexpr uint32_t kMaxRegisterSlots = 1u << 16;
 inline constexpr uint32_t kMaxInstructions = 1u << 22;
+// A call's frame setup (its registers zeroed, its .local bytes marked never written) is charged
+// to the lane-instruction budget at one lane-instruction per this many bytes, about what a
+// lane-instruction costs: a loop of calls into a huge frame ends as `budget` as soon as any loop.
+inline constexpr uint64_t kFrameBytesPerLaneInstruction = 64;
 // Register storage of one CTA's live frames (8 bytes x 32 lanes per slot per frame): deep
 // recursion through a function with many registers stops here, not in the host's memory.
 inline constexpr uint64_t kMaxFrameBytesPerCta = uint64_t{256} << 20;

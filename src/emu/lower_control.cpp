@@ -169,7 +169,7 @@ bool lower_control(FnLowerer& fl, const ptx::Instruction& ins, Inst& out, bool* 
     if (!has(ins, ".sync")) return unsupported();
     out.op = Op::redux;
     out.type = first_type(ins);
-    if (dt_float(out.type)) return unsupported();
+    if (dt_float(out.type) || out.type == DT::none) return unsupported();
     out.sub = static_cast<uint8_t>(has(ins, ".add") ? ReduxOp::add : has(ins, ".min") ? ReduxOp::min
                                    : has(ins, ".max") ? ReduxOp::max : has(ins, ".and") ? ReduxOp::and_
                                    : has(ins, ".or") ? ReduxOp::or_ : ReduxOp::xor_);
@@ -191,7 +191,7 @@ bool lower_control(FnLowerer& fl, const ptx::Instruction& ins, Inst& out, bool* 
     out.op = Op::match;
     out.type = first_type(ins);
     out.sub = has(ins, ".all") ? 1 : 0;
-    if (!only(ins, {".any", ".all"}) || (ops.size() != 3)) return unsupported();
+    if (!only(ins, {".any", ".all"}) || ops.size() != 3 || out.type == DT::none) return unsupported();
     if (!dest_pair(ops[0], /*lone_is_second=*/false)) return false;
     out.n = 3;
     return fl.value(ops[1], out.type, out.o[1], ins) && fl.value(ops[2], DT::b32, out.o[2], ins);

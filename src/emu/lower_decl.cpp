@@ -56,15 +56,14 @@ bool FnLowerer::declare(const ptx::VarDecl& d) {
     uint32_t elem = type_bytes(d.type) * (d.vec ? d.vec : 1);
     uint32_t align = std::max<uint32_t>(d.align ? d.align : elem, 1);
     for (auto& n : d.names) {
-      uint64_t size = elem;
-      for (auto& dim : n.dims) size *= dim ? *dim : 0;
+      uint64_t size = declared_bytes(elem, n.dims).value_or(UINT64_MAX);
       if (n.init) {
         err_ = finding_at(FindingKind::unsupported, "not supported by the CPU engine: an initialised .local variable",
                 {n.loc.line, n.loc.col});
         return false;
       }
       uint64_t off = (uint64_t{frame_end_} + align - 1) / align * align;
-      if (off + size > limits::kMaxLocalPerThread) {
+      if (size > limits::kMaxLocalPerThread || off + size > limits::kMaxLocalPerThread) {
         err_ = finding_at(FindingKind::limit, "a frame larger than the CPU engine's .local limit", {n.loc.line, n.loc.col});
         return false;
       }
@@ -142,16 +141,25 @@ bool FnLowerer::run() {
   fn_.is_entry = src_.is_entry;
   scopes_.emplace_back();
   // Parameters: an entry's in the kernel parameter buffer, a func's (and its returns) in its frame.
+  // The kernel's parameter buffer is bounded by the most any GPU accepts, a func's parameters by
+  // the per-thread frame limit: the harness builds a parameter's bytes at its declared size.
   auto place = [&](const ptx::VarDecl& d, std::vector<ParamSlot>& slots, bool kernel) {
     uint32_t elem = type_bytes(d.type) * (d.vec ? d.vec : 1);
     for (auto& n : d.names) {
-      uint64_t size = elem;
-      for (auto& dim : n.dims) size *= dim ? *dim : 0;
+      uint64_t size = declared_bytes(elem, n.dims).value_or(UINT64_MAX);
       uint32_t align = std::max<uint32_t>(d.align ? d.align : elem, 1);
       uint32_t& end = kernel ? fn_.param_bytes : frame_end_;
-      uint32_t off = (end + align - 1) / align * align;
-      end = off + static_cast<uint32_t>(size);
-      slots.push_back({off, static_cast<uint32_t>(size)});
+      uint64_t off = (uint64_t{end} + align - 1) / align * align;
+      uint64_t max = kernel ? limits::kMaxKernelParamBytes : limits::kMaxLocalPerThread;
+      if (size > max || off + size > max) {
+        err_ = finding_at(FindingKind::limit,
+                          kernel ? fmt::format("kernel parameters larger than {} bytes, the most a GPU accepts", max)
+                                 : std::string("a frame larger than the CPU engine's .local limit"),
+                          {n.loc.line, n.loc.col});
+        return false;
+      }
+      end = static_cast<uint32_t>(off + size);
+      slots.push_back({static_cast<uint32_t>(off), static_cast<uint32_t>(size)});
       Sym s;
       s.kind = kernel ? Sym::Kind::kparam : Sym::Kind::frame;
       s.space = Space::param;
@@ -162,9 +170,12 @@ bool FnLowerer::run() {
         s.kind = Sym::Kind::reg;
       }
     }
+    return true;
   };
-  for (auto& p : src_.params) place(p, fn_.params, src_.is_entry);
-  for (auto& r : src_.rets) place(r, fn_.rets, false);
+  for (auto& p : src_.params)
+    if (!place(p, fn_.params, src_.is_entry)) return false;
+  for (auto& r : src_.rets)
+    if (!place(r, fn_.rets, false)) return false;
   for (auto& p : src_.params)
     if (p.space == ".reg") return fail(ptx::Instruction{}, "not supported by the CPU engine: .reg parameters");
   if (!src_.body) {

@@ -30,6 +30,15 @@ inline Finding finding_at(FindingKind kind, std::string message, PtxPos pos) {
   return f;
 }  // ".f32" -> DT::f32; DT::none when not a type the engine runs
 
+// `elem` bytes times every dimension of a declarator (an unsized one, a[], counts as 0), or
+// nullopt when the product passes 2^64: a size that hostile PTX can declare and no memory holds.
+inline std::optional<uint64_t> declared_bytes(uint64_t elem, const ptx::List<std::optional<uint64_t>>& dims) {
+  uint64_t size = elem;
+  for (auto& dim : dims)
+    if (__builtin_mul_overflow(size, dim ? *dim : 0, &size)) return std::nullopt;
+  return size;
+}
+
 struct Sym {
   enum class Kind : uint8_t { reg, pred, frame, kparam, var, func };
   Kind kind = Kind::reg;
@@ -130,6 +139,7 @@ class ModuleLowerer {
   std::vector<uint32_t> extern_shared_;
   std::unordered_map<const ptx::Declarator*, uint32_t> body_shared_;
   uint64_t global_end_ = 0;
+  uint64_t var_bytes_ = 0;  // every module and body variable's bytes, against the memory limit
 };
 
 }  // namespace ptxforge::emu::detail

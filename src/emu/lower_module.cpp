@@ -125,24 +125,32 @@ bool ModuleLowerer::layout_var(const ptx::VarDecl& d, Finding& err, bool in_body
     v.name = std::string(n.name);
     v.space = sp;
     uint64_t count = 1;
-    bool unsized = false;
+    bool unsized = false, overflow = false;
     for (auto& dim : n.dims) {
       if (!dim) unsized = true;
-      else count *= *dim;
+      else overflow |= __builtin_mul_overflow(count, *dim, &count);
     }
     if (unsized && n.init) {  // a[] = {1, 2, 3}
       std::vector<const ptx::Operand*> elems;
       flatten(*n.init, elems);
-      count = elems.size() * (count ? count : 1);
+      overflow |= __builtin_mul_overflow(uint64_t{elems.size()}, count ? count : 1, &count);
       unsized = false;
     }
-    v.size = unsized ? 0 : count * eb;
-    if (v.size > limits::kMaxAllocatedBytes) {
-      err = finding_at(FindingKind::limit, fmt::format("'{}' is larger than the CPU engine's memory limit", n.name),
-             {n.loc.line, n.loc.col});
+    overflow |= __builtin_mul_overflow(unsized ? 0 : count, uint64_t{eb}, &v.size);
+    // Every variable's bytes count against one limit, whatever its space: the machine holds
+    // them (and .shared ones in every resident CTA), so many variables under the limit each
+    // must not add up to more than the engine allocates.
+    if (overflow || v.size > limits::kMaxAllocatedBytes ||
+        __builtin_add_overflow(var_bytes_, v.size, &var_bytes_) || var_bytes_ > limits::kMaxAllocatedBytes) {
+      err = finding_at(FindingKind::limit,
+                       fmt::format("'{}' takes the module's variables past the CPU engine's memory limit of {} bytes",
+                                   n.name, limits::kMaxAllocatedBytes),
+                       {n.loc.line, n.loc.col});
       return false;
     }
-    v.init.assign(v.size, 0);
+    // Only an initializer needs an image: a variable without one starts as zeros (.global,
+    // .const) or never written (.shared, in every CTA), and a huge one costs no copy.
+    if (n.init) v.init.assign(v.size, 0);
     uint32_t index = static_cast<uint32_t>(prog_.vars.size());
     if (sp == Space::shared) {
       if (unsized) extern_shared_.push_back(index);

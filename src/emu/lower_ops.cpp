@@ -207,7 +207,7 @@ bool FnLowerer::lower_instruction(const ptx::Instruction& ins, Inst& out) {
     out.op = m.has(".to") ? Op::cvta_to : Op::cvta_from;
     out.space = space_of(m);
     out.type = m.type();
-    if (out.space == Space::generic) return unsupported(ins);
+    if (out.space == Space::generic || out.type == DT::none) return unsupported(ins);
     return regular(out.op, out.type, 1);
   }
   // Thread fences are events for the race detector (PTX ISA, membar/fence: a missing .sem is
@@ -229,6 +229,10 @@ bool FnLowerer::lower_instruction(const ptx::Instruction& ins, Inst& out) {
   // ---- ALU ----
   DT t = m.type();
   out.type = t;
+  // Every operation below computes at the width and kind of its type: one written without a
+  // type the engine runs (the validator lets some through: `copysign`, `popc`) is refused, never
+  // run at a width of 0.
+  if (t == DT::none) return unsupported(ins);
   if (op == "add" || op == "sub") {
     bool cc = m.has(".cc");
     fmode_of(m, out);

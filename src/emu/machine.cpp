@@ -50,7 +50,10 @@ class MachineImpl final : public Machine {
       AllocMap& map = v.space == Space::global ? global_ : consts_;
       Alloc& a = map.add(v.name, std::max<uint64_t>(v.size, 1), at);
       a.size = v.size;
-      std::memcpy(a.bytes.data(), v.init.data(), v.size);
+      if (!v.init.empty()) {  // the initializer's image; needed no more once copied
+        std::memcpy(a.bytes.data(), v.init.data(), v.size);
+        std::vector<uint8_t>().swap(v.init);
+      }
       a.read_only = v.space == Space::const_;
       for (auto& r : v.relocs) {
         const ModuleVar& t = prog_.vars[r.var];

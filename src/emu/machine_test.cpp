@@ -272,6 +272,27 @@ TEST(EmuMachine, UnsupportedInstructionNamesItsLine) {
   EXPECT_NE(b.finding->message.find("wgmma.fence"), std::string::npos);
 }
 
+// The validator lets some ALU opcodes through without a type; the engine must refuse them, not
+// run them at a width of 0 (`copysign` shifted by -1; `popc` counted no bits). Found fuzzing.
+TEST(EmuMachine, AnAluInstructionWithoutATypeIsUnsupported) {
+  for (const char* ins : {"copysign %r1, %r2, %r3;", "popc %r1, %r2;", "prmt %r1, %r2, %r3, %r1;"}) {
+    auto b = build(std::string(kHeader) + R"(
+.visible .entry k()
+{
+  .reg .b32 %r<4>;
+  mov.b32 %r2, 1;
+  mov.b32 %r3, 2;
+  )" + ins + R"(
+  ret;
+}
+)");
+    ASSERT_FALSE(b.m) << ins;
+    ASSERT_TRUE(b.finding) << ins;
+    EXPECT_EQ(b.finding->kind, FindingKind::unsupported) << ins;
+    EXPECT_EQ(b.finding->pos.line, 10u) << ins;
+  }
+}
+
 TEST(EmuMachine, UninitReadOfAnOutputStoredIsAFinding) {
   std::string src = std::string(kHeader) + R"(
 .visible .entry k(.param .u64 out)

@@ -135,7 +135,7 @@ struct ModuleVar {
   Space space = Space::global;
   uint64_t offset = 0;  // global: in the module-globals image; const: in the const bank; shared: in every CTA
   uint64_t size = 0;
-  std::vector<uint8_t> init;  // initial bytes (size bytes), zero when no initializer
+  std::vector<uint8_t> init;  // its initializer's bytes (size bytes); empty without one, and once a machine copied them
   // Initializer entries that hold another variable's address (generic(x) or x): offset and target.
   struct Reloc {
     uint64_t at = 0;
