@@ -41,12 +41,12 @@ inline constexpr uint64_t kQuietF64 = 0x0008000000000000ull;  // the quiet bit o
 // min/max.f64 of two NaN operands: the canonical NaN, as for f32 (the recording has no such instance).
 inline constexpr uint64_t kNanF64MinMax = 0x7fffffffffffffffull;
 
-inline constexpr bool is_nan_f64(uint64_t b) { return (b & 0x7fffffffffffffffull) > 0x7ff0000000000000ull; }
+inline constexpr bool is_nan64(uint64_t b) { return (b & 0x7fffffffffffffffull) > 0x7ff0000000000000ull; }
 // The NaN an f64 arithmetic operation writes for operands a, b, c (unused ones 0), by the rule above.
 inline constexpr uint64_t nan_f64(uint64_t a, uint64_t b = 0, uint64_t c = 0) {
-  if (is_nan_f64(a)) return a | kQuietF64;
-  if (is_nan_f64(b)) return b | kQuietF64;
-  if (is_nan_f64(c)) return c | kQuietF64;
+  if (is_nan64(a)) return a | kQuietF64;
+  if (is_nan64(b)) return b | kQuietF64;
+  if (is_nan64(c)) return c | kQuietF64;
   return kNanF64;
 }
 

@@ -1,5 +1,5 @@
 // Small helpers the ALU files share: host floats from and to raw bits, the f32 flush and NaN
-// tests on bit patterns, and the exact path's rounding mode for an alu.h mode. Private to the
+// tests on bit patterns (the f64 one, is_nan64, is in alu.h), and the exact path's rounding mode for an alu.h mode. Private to the
 // ALU (alu_*.cpp, convert.cpp, approx.cpp); the interpreter sees only alu.h.
 #pragma once
 
@@ -18,7 +18,6 @@ inline double f64_of(uint64_t b) { return std::bit_cast<double>(b); }
 inline uint64_t bits_of(double d) { return std::bit_cast<uint64_t>(d); }
 
 inline bool is_nan32(uint32_t b) { return (b & 0x7fffffffu) > 0x7f800000u; }
-inline bool is_nan64(uint64_t b) { return (b & 0x7fffffffffffffffull) > 0x7ff0000000000000ull; }
 inline bool is_sub32(uint32_t b) { return (b & 0x7f800000u) == 0 && (b & 0x007fffffu) != 0; }
 // .ftz: a subnormal f32 becomes the zero of its sign.
 inline uint32_t ftz32(uint32_t b) { return is_sub32(b) ? (b & 0x80000000u) : b; }

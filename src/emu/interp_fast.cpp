@@ -288,7 +288,7 @@ inline uint32_t canon(float r) {
 // f64 NaN results are the GPU's (alu.h nan_f64): the first NaN operand quieted, or kNanF64.
 inline uint64_t nan_or(double r, uint64_t a, uint64_t b, uint64_t c = 0) {
   uint64_t x = std::bit_cast<uint64_t>(r);
-  return alu::is_nan_f64(x) ? alu::nan_f64(a, b, c) : x;
+  return alu::is_nan64(x) ? alu::nan_f64(a, b, c) : x;
 }
 inline float f32(uint64_t v) { return std::bit_cast<float>(static_cast<uint32_t>(v)); }
 inline double f64(uint64_t v) { return std::bit_cast<double>(v); }

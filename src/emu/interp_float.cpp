@@ -38,20 +38,19 @@ bool cvt_ty(DT t, alu::Ty& out) {
 
 // The packed fp8 cvt forms (PTX ISA cvt), element by element through alu::cvt: e4m3x2/e5m2x2
 // from two f32 (a to the upper byte, b to the lower) or from one f16x2 (half to byte), and
-// f16x2 from e4m3x2/e5m2x2 (byte to half). False: not one of them.
-bool cvt_fp8x2(const Inst& in, uint64_t a, uint64_t b, uint64_t* r) {
+// f16x2 from e4m3x2/e5m2x2 (byte to half).
+bool is_cvt_fp8x2(const Inst& in) {
+  return in.type == DT::e4m3x2 || in.type == DT::e5m2x2 || in.type2 == DT::e4m3x2 || in.type2 == DT::e5m2x2;
+}
+uint64_t cvt_fp8x2(const Inst& in, uint64_t a, uint64_t b) {
   const bool to8 = in.type == DT::e4m3x2 || in.type == DT::e5m2x2;
-  const bool from8 = in.type2 == DT::e4m3x2 || in.type2 == DT::e5m2x2;
-  if (!to8 && !from8) return false;
   const alu::Ty fp8 = (to8 ? in.type : in.type2) == DT::e4m3x2 ? alu::Ty::e4m3 : alu::Ty::e5m2;
-  if (to8 && in.type2 == DT::f32) {
-    *r = (alu::cvt(a, alu::Ty::f32, fp8, in.cvt) << 8) | alu::cvt(b, alu::Ty::f32, fp8, in.cvt);
-  } else if (to8) {  // from f16x2
-    *r = (alu::cvt((a >> 16) & 0xffffu, alu::Ty::f16, fp8, in.cvt) << 8) | alu::cvt(a & 0xffffu, alu::Ty::f16, fp8, in.cvt);
-  } else {  // to f16x2
-    *r = (alu::cvt((a >> 8) & 0xffu, fp8, alu::Ty::f16, in.cvt) << 16) | alu::cvt(a & 0xffu, fp8, alu::Ty::f16, in.cvt);
-  }
-  return true;
+  if (to8 && in.type2 == DT::f32)
+    return (alu::cvt(a, alu::Ty::f32, fp8, in.cvt) << 8) | alu::cvt(b, alu::Ty::f32, fp8, in.cvt);
+  if (to8)  // from f16x2
+    return (alu::cvt((a >> 16) & 0xffffu, alu::Ty::f16, fp8, in.cvt) << 8) | alu::cvt(a & 0xffffu, alu::Ty::f16, fp8, in.cvt);
+  // to f16x2
+  return (alu::cvt((a >> 8) & 0xffu, fp8, alu::Ty::f16, in.cvt) << 16) | alu::cvt(a & 0xffu, fp8, alu::Ty::f16, in.cvt);
 }
 
 uint16_t relu_h(uint16_t v, alu::Half t) {
@@ -224,12 +223,10 @@ Flow exec_float(Exec& x) {
       if (in.o[4].kind != OpndKind::none) set_taint(x, in.o[4], t);
       break;
     case Op::cvt: {
-      uint64_t packed = 0;
-      if (cvt_fp8x2(in, 0, 0, &packed)) {
+      if (is_cvt_fp8x2(in)) {
+        const int sb = dt_bits(in.type2);
         each(x.mask, [&](uint32_t l) {
-          const int sb = dt_bits(in.type2);
-          cvt_fp8x2(in, read_operand(x, in.o[1], l, sb), in.n > 2 ? read_operand(x, in.o[2], l, sb) : 0, &packed);
-          wr(l, packed);
+          wr(l, cvt_fp8x2(in, read_operand(x, in.o[1], l, sb), in.n > 2 ? read_operand(x, in.o[2], l, sb) : 0));
         });
         break;
       }
