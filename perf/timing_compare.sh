@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On a GPU: does a change to the timing loop change what it measures? Times every level-1
-# solution with two ptxforge binaries (before and after), alternating them for R rounds, and
+# solution (TIMING_LEVELS: other levels, comma-separated, e.g. level1,level2,level3) with two
+# ptxforge binaries (before and after), alternating them for R rounds, and
 # prints the median over rounds of each size set's median kernel time, candidate and nvcc
 # reference, with the after/before ratio. The events bracket the kernel launches alone, so the
 # ratios should stay within noise; a size set whose candidate median moves by more than TOL
@@ -12,6 +13,7 @@ before=${1:?usage: timing_compare.sh BEFORE_PTXFORGE AFTER_PTXFORGE [ROUNDS]}
 after=${2:?usage: timing_compare.sh BEFORE_PTXFORGE AFTER_PTXFORGE [ROUNDS]}
 rounds=${3:-3}
 tol=${TOL:-0.15}
+TIMING_LEVELS=${TIMING_LEVELS:-level1}
 root=$(cd "$(dirname "$0")/.." && pwd)
 if [[ -n ${TIMING_DIR:-} ]]; then
   work=$TIMING_DIR
@@ -20,12 +22,14 @@ else
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
 fi
-for sol in "$root"/tasks/level1/*/solution.ptx; do
-  task=$(basename "$(dirname "$sol")")
-  for ((r = 1; r <= rounds; ++r)); do
-    for which in before after; do
-      bin=$before; [[ $which == after ]] && bin=$after
-      "$bin" run --json --sizes shown --seeds 1 "level1/$task" "$sol" >"$work/$task.$which.$r.json" 2>"$work/$task.$which.$r.err"
+for level in ${TIMING_LEVELS//,/ }; do
+  for sol in "$root"/tasks/"$level"/*/solution.ptx; do
+    task=$(basename "$(dirname "$sol")")
+    for ((r = 1; r <= rounds; ++r)); do
+      for which in before after; do
+        bin=$before; [[ $which == after ]] && bin=$after
+        "$bin" run --json --sizes shown --seeds 1 "$level/$task" "$sol" >"$work/$task.$which.$r.json" 2>"$work/$task.$which.$r.err"
+      done
     done
   done
 done

@@ -1,6 +1,7 @@
 #include "worker/cubin_globals.h"
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
@@ -99,10 +100,10 @@ Result<std::vector<GlobalSection>> cubin_global_sections(std::string_view elf) {
   return out;
 }
 
-Result<GlobalRestorePlan> plan_global_restore(const std::vector<GlobalSection>& sections,
-                                              const std::function<uint64_t(const std::string&)>& resolve,
+Result<GlobalRestorePlan> plan_global_restore(const std::vector<GlobalSection>& sections, const ResolveGlobal& resolve,
                                               uint64_t limit) {
   GlobalRestorePlan plan;
+  std::vector<SectionRange> found;
   uint64_t total = 0;
   for (const GlobalSection& sec : sections) {
     if (sec.size == 0) continue;
@@ -112,16 +113,35 @@ Result<GlobalRestorePlan> plan_global_restore(const std::vector<GlobalSection>& 
           "the candidate's .global sections hold {} bytes or more, over the {} MiB that are restored before every "
           "timed trial",
           total, limit >> 20)};
-    std::optional<uint64_t> base;
-    bool agree = true;
+    std::optional<uint64_t> lo, hi;
+    bool placed = !sec.symbols.empty();
     for (const GlobalSymbol& sym : sec.symbols) {
-      uint64_t at = sym.name.empty() ? 0 : resolve(sym.name);
-      if (at == 0 || at < sym.offset) continue;
-      if (base && *base != at - sym.offset) agree = false;
-      base = at - sym.offset;
+      if (sym.name.empty()) continue;
+      auto at = resolve(sym.name);
+      if (!at || at->base == 0 || UINT64_MAX - at->base < std::max(at->size, sym.size)) {
+        placed = false;
+        break;
+      }
+      uint64_t end = at->base + std::max(at->size, sym.size);
+      lo = lo ? std::min(*lo, at->base) : at->base;
+      hi = hi ? std::max(*hi, end) : end;
     }
-    if (base && agree) plan.ranges.push_back({sec.name, *base, sec.size});
-    else plan.unlocated.push_back(sec.name);
+    if (!placed || !lo || *hi - *lo > limit) {
+      plan.unlocated.push_back(sec.name);
+      continue;
+    }
+    found.push_back({sec.name, *lo, *hi - *lo});
+  }
+  // One range per stretch of device memory: the two sections may share an allocation.
+  std::sort(found.begin(), found.end(), [](const SectionRange& a, const SectionRange& b) { return a.base < b.base; });
+  for (SectionRange& r : found) {
+    if (!plan.ranges.empty() && r.base <= plan.ranges.back().base + plan.ranges.back().size) {
+      SectionRange& last = plan.ranges.back();
+      last.size = std::max(last.base + last.size, r.base + r.size) - last.base;
+      last.name += "+" + r.name;
+    } else {
+      plan.ranges.push_back(r);
+    }
   }
   return plan;
 }

@@ -2,15 +2,16 @@
 // object in the .nv.global (zero-initialised) and .nv.global.init (initialised) sections.
 // A `.global` variable keeps its value from one launch to the next, so a kernel could leave
 // itself a "done" flag or a table of remembered answers there; the timing loop restores
-// every byte of these sections to its loaded value before every trial: the variables, the
-// alignment gaps between them (a small variable, then one with a large .align, leaves a gap
-// no symbol names) and the section's tail. The cubin is read, not the
+// every byte of these sections, as the driver placed them, to its loaded value before every
+// trial: the variables and the alignment gaps between them (a small variable, then one with
+// a large .align, leaves a gap no symbol names). The cubin is read, not the
 // PTX: a variable declared inside a function gets a name of ptxas's making ($__flag__6),
 // which only the cubin knows.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,23 +36,31 @@ struct GlobalSection {
 // A damaged image is an error that says where it is damaged.
 Result<std::vector<GlobalSection>> cubin_global_sections(std::string_view elf);
 
-// What a restore copies: each section whole, from its loaded base (a symbol's device address
-// less its offset) to base + size. A section is placed by any of its symbols the driver
-// resolves (`resolve` gives a symbol's device address, 0 when the driver does not know it);
-// one none of whose symbols resolves, or whose symbols disagree on the base, is `unlocated`
-// and the caller reloads the module instead. More than `limit` bytes in all is an error that
-// names the limit (ptxforge's PTX bounds keep a legit module far below it).
+// What a restore copies, placed as the driver placed it. The driver does not keep the cubin's
+// layout (measured on an H100, driver 580: two variables 0x400 apart in the section were
+// placed 0x100 apart), so a section's offsets say nothing about device addresses. Each
+// section's range runs from the lowest device address of its variables to the end of the
+// highest, so the gaps between them as placed are restored with them (bytes past the last
+// variable belong to no variable and may belong to another module: they are left alone). A
+// section one of whose named variables the driver cannot place (`resolve` gives nothing),
+// which has bytes and no named variable, or whose variables the driver spread over more than
+// `limit` bytes, is `unlocated`, and the caller reloads the module instead. Sections of more
+// than `limit` bytes in all are an error that names the limit (ptxforge's PTX bounds keep a
+// legit module far below it).
 constexpr uint64_t kMaxGlobalRestoreBytes = uint64_t{256} << 20;
+struct DeviceRange {
+  uint64_t base = 0, size = 0;
+};
 struct SectionRange {
-  std::string name;
+  std::string name;  // the sections it covers, joined with '+' where one range serves both
   uint64_t base = 0, size = 0;
 };
 struct GlobalRestorePlan {
-  std::vector<SectionRange> ranges;
+  std::vector<SectionRange> ranges;    // disjoint, by base
   std::vector<std::string> unlocated;  // section names
 };
-Result<GlobalRestorePlan> plan_global_restore(const std::vector<GlobalSection>& sections,
-                                              const std::function<uint64_t(const std::string&)>& resolve,
+using ResolveGlobal = std::function<std::optional<DeviceRange>(const std::string& name)>;
+Result<GlobalRestorePlan> plan_global_restore(const std::vector<GlobalSection>& sections, const ResolveGlobal& resolve,
                                               uint64_t limit = kMaxGlobalRestoreBytes);
 
 }  // namespace ptxforge::gpu

@@ -115,40 +115,61 @@ TEST(CubinGlobals, TheSectionCoversTheGapsBetweenVariables) {
   for (auto& sym : g->symbols) named += sym.size;
   EXPECT_EQ(named, 12u) << "a u32 and 8 bytes";
   EXPECT_GE(g->size, 1024u + 8) << "the section spans the gap between them";
-  auto plan = plan_global_restore(*sections, [&](const std::string& name) -> uint64_t {
-    for (auto& sym : g->symbols)
-      if (sym.name == name) return 0x7f0000000000ull + sym.offset;
-    return 0;
+  // The driver places the variables its own way (0x100 apart where the section has them 0x400
+  // apart, on an H100): the restore covers the gap as placed, from the lower to the end of the
+  // higher, whatever the section's offsets say.
+  auto plan = plan_global_restore(*sections, [&](const std::string& name) -> std::optional<DeviceRange> {
+    if (name == "big") return DeviceRange{0x7f0000000000ull, 4};
+    if (name == "mid") return DeviceRange{0x7f0000000100ull, 8};
+    return std::nullopt;
   });
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   ASSERT_EQ(plan->ranges.size(), 1u);
   EXPECT_EQ(plan->ranges[0].base, 0x7f0000000000ull);
-  EXPECT_EQ(plan->ranges[0].size, g->size) << "every byte of the section, not the variables alone";
+  EXPECT_EQ(plan->ranges[0].size, 0x108u) << "the gap between the variables as placed, not the variables alone";
+  EXPECT_TRUE(plan->unlocated.empty());
 }
 
-TEST(CubinGlobals, ARestorePlacesEachSectionByAnyResolvedSymbol) {
+TEST(CubinGlobals, ARestoreCoversEveryVariableAsPlacedOrReloads) {
   std::vector<GlobalSection> secs = {
       {".nv.global", 8192, {{"a", 0, 4}, {"$__local__1", 4096, 4}}},
-      {".nv.global.init", 64, {{"t", 16, 16}}},
-      {".nv.global", 128, {{"hidden", 0, 4}}},  // none resolves: the module is reloaded instead
+      {".nv.global.init", 64, {{"t", 16, 16}, {"u", 32, 8}}},
+      {".nv.global", 128, {{"hidden", 0, 4}}},  // the driver cannot place it: the module is reloaded instead
+      {".nv.global", 64, {}},                   // bytes that no variable names: reloaded too
       {".nv.global", 0, {}},                    // empty: nothing to restore
   };
-  std::map<std::string, uint64_t> at = {{"$__local__1", 0x10000 + 4096}, {"t", 0x20010}};
-  auto resolve = [&](const std::string& n) -> uint64_t { return at.count(n) ? at[n] : 0; };
+  std::map<std::string, DeviceRange> at = {
+      {"a", {0x10200, 4}}, {"$__local__1", {0x10000, 4}}, {"t", {0x20000, 16}}, {"u", {0x20040, 8}}};
+  auto resolve = [&](const std::string& n) -> std::optional<DeviceRange> {
+    if (!at.count(n)) return std::nullopt;
+    return at[n];
+  };
   auto plan = plan_global_restore(secs, resolve);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   ASSERT_EQ(plan->ranges.size(), 2u);
-  EXPECT_EQ(plan->ranges[0].base, 0x10000u) << "placed by its second symbol";
-  EXPECT_EQ(plan->ranges[0].size, 8192u);
+  EXPECT_EQ(plan->ranges[0].base, 0x10000u) << "from the lowest variable as placed";
+  EXPECT_EQ(plan->ranges[0].size, 0x204u) << "to the end of the highest";
   EXPECT_EQ(plan->ranges[1].base, 0x20000u);
-  EXPECT_EQ(plan->unlocated, std::vector<std::string>{".nv.global"});
-  at["a"] = 0x30000;  // disagrees with $__local__1 about the base
-  plan = plan_global_restore(secs, resolve);
+  EXPECT_EQ(plan->ranges[1].size, 0x48u);
+  EXPECT_EQ(plan->unlocated, (std::vector<std::string>{".nv.global", ".nv.global"}));
+
+  at["t"] = {0x10100, 16};  // the two sections placed in one stretch: one range covers both
+  at["u"] = {0x10300, 8};
+  plan = plan_global_restore({secs[0], secs[1]}, resolve);
+  ASSERT_TRUE(plan.ok());
+  ASSERT_EQ(plan->ranges.size(), 1u);
+  EXPECT_EQ(plan->ranges[0].base, 0x10000u);
+  EXPECT_EQ(plan->ranges[0].size, 0x308u);
+  EXPECT_EQ(plan->ranges[0].name, ".nv.global+.nv.global.init");
+
+  at["u"] = {0x10000 + (uint64_t{1} << 30), 8};  // spread over more than the limit: reloaded, not copied
+  plan = plan_global_restore({secs[0], secs[1]}, resolve);
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->ranges.size(), 1u);
-  EXPECT_EQ(plan->unlocated.size(), 2u) << "symbols that disagree on the base do not place the section";
+  EXPECT_EQ(plan->unlocated, std::vector<std::string>{".nv.global.init"});
+
   auto over = plan_global_restore(secs, resolve, 4096);
-  ASSERT_FALSE(over.ok()) << "more than the limit";
+  ASSERT_FALSE(over.ok()) << "sections of more than the limit";
   EXPECT_NE(over.error().message.find("restored before every timed trial"), std::string::npos)
       << over.error().message;
 }

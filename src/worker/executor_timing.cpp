@@ -175,10 +175,10 @@ Preamble plain_preamble(const Loaded& L, const InputSets& sets, const HostCase& 
 }
 
 // The candidate's .global sections as loaded, before its first launch in this job, saved so
-// that every trial starts from them: every byte of each section (the gaps between variables
-// and the tail too, worker/cubin_globals.h), placed by a symbol the driver resolves. A section
-// that cannot be placed makes every trial reload the module instead (`reload`); one over the
-// size limit fails the job.
+// that every trial starts from them: every byte from each section's first variable to the end
+// of its last, as the driver placed them, the gaps between variables included
+// (worker/cubin_globals.h). A section that cannot be placed makes every trial reload the module
+// instead (`reload`); sections over the size limit fail the job.
 struct SavedGlobals {
   std::vector<Preamble::Restore> restores;
   bool reload = false;
@@ -196,20 +196,27 @@ SavedGlobals save_globals(const Driver& d, const Loaded& L, const std::string& i
     out.reload = true;
     return out;
   }
-  auto resolve = [&](const std::string& name) -> uint64_t {
+  auto resolve = [&](const std::string& name) -> std::optional<DeviceRange> {
     CUdeviceptr p = 0;
     size_t bytes = 0;
-    return d.cuModuleGetGlobal(&p, &bytes, L.candidate.m, name.c_str()) == CUDA_SUCCESS ? p : 0;
+    if (d.cuModuleGetGlobal(&p, &bytes, L.candidate.m, name.c_str()) != CUDA_SUCCESS) return std::nullopt;
+    return DeviceRange{p, bytes};
   };
   auto plan = plan_global_restore(*sections, resolve);
   if (!plan) abort_with(FailureKind::spec, plan.error().message, where);
   for (auto& r : plan->ranges) {
     CUdeviceptr saved = mem.alloc(r.size, r.name + " section copy", where);
-    check_cu(d.cuMemcpyDtoD(saved, r.base, r.size), "saving a .global section", where);
+    // The range runs between variables the driver placed; one it placed in memory that is not
+    // one stretch cannot be copied whole, and the module is reloaded instead.
+    if (d.cuMemcpyDtoD(saved, r.base, r.size) != CUDA_SUCCESS) {
+      plan->unlocated.push_back(r.name);
+      continue;
+    }
     out.restores.push_back({r.base, saved, r.size});
   }
   if (!plan->unlocated.empty()) {
     out.reload = true;
+    out.restores.clear();  // a reload may place the module elsewhere: the saved ranges would point at freed memory
     notes.push_back(fmt::format("the candidate's {} section could not be located, so its module is loaded afresh "
                                 "before every timed trial",
                                 plan->unlocated.front()));
