@@ -55,9 +55,10 @@ std::string render_report_json(const RunRecord& r) {
     j["time"] = *r.time;
     j["time"]["method"] =
         "CUDA events around the kernel launches alone, 3 warm-up runs, up to 100 trials or the task's time "
-        "budget; before every trial, outside the timed interval: inputs copied in from a rotation of input sets "
-        "drawn from the run's seed (5 to 8 sets, and the trial cap, drawn per run), outputs poisoned (the "
-        "baselines' zeroed), the candidate's .global sections restored byte for byte, then the L2 flushed by "
+        "budget; before every trial, outside the timed interval: inputs copied in from input sets drawn from the "
+        "run's seed (a set of its own for every trial and warm-up run where all of them take at most 64 MiB, "
+        "else a rotation of 5 to 8 sets; the trial cap drawn per run), outputs poisoned (the baselines' zeroed), "
+        "the candidate's .global variables and the gaps between them restored byte for byte, then the L2 flushed by "
         "writing a buffer of at least twice the L2 size; the candidate's scratch zeroed inside the timed interval; "
         "after every trial, outside the timed interval, its outputs compared on the GPU with the reference's for "
         "its input set, under the task's tolerance; the last trial also checked on the host (guards, unchanged "

@@ -33,7 +33,9 @@ struct InputSets {
   std::vector<std::shared_ptr<CachedCase>> cases;            // host inputs and expected outputs
   std::vector<std::map<std::string, CUdeviceptr>> staged;    // per set: in/inout buffer -> its device copy
   std::vector<std::map<std::string, CUdeviceptr>> expected;  // per set: output -> the reference's, on the device
+  bool fresh = false;  // a set for every trial and warm-up run (timing_plan.h: fresh_timing_sets)
   int count() const { return static_cast<int>(seeds.size()); }
+  Rotation rotation(uint64_t key) const { return Rotation(count(), key, fresh ? kWarmupRuns : 0); }
 };
 
 InputSets stage_input_sets(Executor::State& s, const Loaded& L, const Job& job, const task::SizeSet& set,
@@ -50,9 +52,10 @@ InputSets stage_input_sets(Executor::State& s, const Loaded& L, const Job& job, 
   for (auto& p : L.task.params)
     if (p.is_output()) per_set += first->h.counts.at(p.name) * task::dtype_size(p.dtype);
   size_t free_bytes = 0, total_bytes = 0;
-  int sets = d.cuMemGetInfo(&free_bytes, &total_bytes) == CUDA_SUCCESS
-                 ? timing_input_sets(per_set, free_bytes, plan.wanted_sets)
-                 : plan.wanted_sets;
+  bool known = d.cuMemGetInfo(&free_bytes, &total_bytes) == CUDA_SUCCESS;
+  int sets = known ? fresh_timing_sets(per_set, free_bytes, plan.trial_cap) : 0;
+  in.fresh = sets > 0;
+  if (!in.fresh) sets = known ? timing_input_sets(per_set, free_bytes, plan.wanted_sets) : plan.wanted_sets;
   for (int j = 0; j < sets; ++j) {
     in.seeds.push_back(seed_of(j));
     in.cases.push_back(cached_case(s, L, job, set, in.seeds.back(), true, where));
@@ -259,8 +262,8 @@ TrialRun time_runs(Executor::State& s, Body&& body, const Preamble& pre, Rotatio
   check_cu(d.cuEventCreate(&events.stop, CU_EVENT_DEFAULT), "creating an event", where);
   check_cu(d.cuEventCreate(&events.checked, CU_EVENT_DEFAULT), "creating an event", where);
   CUevent start = events.start, stop = events.stop, checked = events.checked;
-  for (int i = 0; i < 3; ++i) {  // warm-up: module load, instruction cache, clocks
-    pre.enqueue(d, i % rot.sets(), where);
+  for (int i = 0; i < kWarmupRuns; ++i) {  // warm-up: module load, instruction cache, clocks
+    pre.enqueue(d, rot.warmup_set(i), where);
     pre.enqueue_timed(d, where);
     body();
   }
@@ -339,7 +342,7 @@ std::optional<std::string> time_candidate(Executor::State& s, Loaded& L, const t
       check_cu(d.cuMemcpyDtoH(now.data(), counters, now.size() * 8), "reading the mismatch counters", where);
     counts.insert(counts.end(), now.begin(), now.end());
   };
-  Rotation rot(sets.count(), plan.rotation_key);
+  Rotation rot = sets.rotation(plan.rotation_key);
   double t0 = now_s();
   TrialRun run = time_runs(
       s, [&] { run_candidate_launches(d, L, h, cb, where, false); }, pre, rot, &after, plan.trial_cap, budget_s,
@@ -427,7 +430,7 @@ TimeReport time_job(Executor::State& s, Loaded& L, const Job& job) {
       auto bufs = plain_buffers(d, L, h, mem, where);
       Preamble pre = plain_preamble(L, sets, h, bufs);
       ReferenceLaunch ref(L, h, bufs, where);
-      Rotation rot(sets.count(), plan.rotation_key);
+      Rotation rot = sets.rotation(plan.rotation_key);
       st.reference = time_runs(
                          s, [&] { ref.run(d, L, where); }, pre, rot, nullptr, plan.trial_cap, per, where)
                          .stats;
@@ -439,7 +442,7 @@ TimeReport time_job(Executor::State& s, Loaded& L, const Job& job) {
         Allocations mem(d, /*zero_before_free=*/true);
         auto bufs = plain_buffers(d, L, h, mem, where);
         Preamble pre = plain_preamble(L, sets, h, bufs);
-        Rotation rot(sets.count(), plan.rotation_key);
+        Rotation rot = sets.rotation(plan.rotation_key);
         st.library = time_runs(
                          s,
                          [&] {

@@ -27,7 +27,18 @@ int timing_input_sets(size_t bytes_per_set, size_t free_device_bytes, int wanted
   return static_cast<int>(std::clamp<size_t>(fit, 2, static_cast<size_t>(wanted)));
 }
 
-Rotation::Rotation(int sets, uint64_t key) : sets_(std::max(sets, 1)), key_(key) {}
+int fresh_timing_sets(size_t bytes_per_set, size_t free_device_bytes, int trial_cap) {
+  int sets = std::max(trial_cap, 1) + kWarmupRuns;
+  if (sets > kMaxFreshSets) return 0;
+  size_t bytes = std::max<size_t>(bytes_per_set, 1) * static_cast<size_t>(sets);
+  if (bytes / static_cast<size_t>(sets) != std::max<size_t>(bytes_per_set, 1)) return 0;  // wrapped
+  return bytes <= kFreshSetsBytes && bytes <= free_device_bytes / 2 ? sets : 0;
+}
+
+Rotation::Rotation(int sets, uint64_t key, int warmup_only)
+    : sets_(std::max(sets - std::max(warmup_only, 0), 1)),
+      warmup_only_(sets - std::max(warmup_only, 0) >= 1 ? std::max(warmup_only, 0) : 0),
+      key_(key) {}
 
 std::vector<int> Rotation::draw_cycle(int cycle) const {
   std::vector<int> p(static_cast<size_t>(sets_));

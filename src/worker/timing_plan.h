@@ -36,19 +36,35 @@ TimingPlan plan_timing(uint64_t run_seed, std::string_view size_set, int max_tri
 // device memory; never fewer than 2.
 int timing_input_sets(size_t bytes_per_set, size_t free_device_bytes, int wanted);
 
+// Fresh inputs for every trial where they are small. Nothing restores device memory that no
+// variable or buffer names (the driver's pool past the module's variables is writable and
+// keeps its bytes across trials and module reloads, measured on an H100), so a kernel could
+// remember its outputs there and replay them when a set comes round again. A set that never
+// comes round again leaves nothing to replay: where one set per trial, plus one per warm-up
+// run, takes at most kFreshSetsBytes (inputs and the reference's outputs, and at most half the
+// free device memory) and there are at most kMaxFreshSets, every trial and every warm-up run
+// gets a set of its own, and fresh_timing_sets says how many; elsewhere it gives 0 and the
+// sets rotate (timing_input_sets).
+constexpr size_t kFreshSetsBytes = size_t{64} << 20;
+constexpr int kMaxFreshSets = 160;
+constexpr int kWarmupRuns = 3;
+int fresh_timing_sets(size_t bytes_per_set, size_t free_device_bytes, int trial_cap);
+
 // Which input set trial t (0-based) uses: the trials visit the sets in cycles, each cycle a
 // fresh permutation drawn from `key` (derived from the run's seed), so the order is neither
 // fixed nor predictable, every set is used equally often, and two consecutive trials never
-// use the same set (when there are at least 2).
+// use the same set (when there are at least 2). With `warmup_only` sets (fresh sets), the last
+// that many are the warm-up runs' alone and the trials rotate over the others.
 class Rotation {
  public:
-  Rotation(int sets, uint64_t key);
-  int sets() const { return sets_; }
+  Rotation(int sets, uint64_t key, int warmup_only = 0);
+  int sets() const { return sets_; }  // those the trials use
   int set_for(int trial);
+  int warmup_set(int run) const { return warmup_only_ > 0 ? sets_ + run % warmup_only_ : run % sets_; }
 
  private:
   std::vector<int> draw_cycle(int cycle) const;
-  int sets_;
+  int sets_, warmup_only_;
   uint64_t key_;
   std::vector<std::vector<int>> cycles_;  // drawn so far
 };

@@ -89,6 +89,38 @@ TEST(TimingPlan, TheWantedSetsUnlessMemoryIsShort) {
   EXPECT_EQ(timing_input_sets(size_t{1} << 30, size_t{1} << 30, 5), 2) << "never fewer than 2";
 }
 
+// Small sets: one per trial and warm-up run, so none comes round again and there is nothing
+// to replay; large ones rotate.
+TEST(TimingPlan, SmallSetsAreFreshForEveryTrialLargeOnesRotate) {
+  const size_t plenty = size_t{80} << 30;
+  EXPECT_EQ(fresh_timing_sets(12 << 10, plenty, 90), 90 + kWarmupRuns) << "12 KiB a set: fresh";
+  EXPECT_EQ(fresh_timing_sets(0, plenty, 1), 1 + kWarmupRuns) << "a task without inputs";
+  EXPECT_EQ(fresh_timing_sets(size_t{12} << 20, plenty, 90), 0) << "93 sets of 12 MiB are over 64 MiB: they rotate";
+  EXPECT_EQ(fresh_timing_sets(kFreshSetsBytes / 100, plenty, 100 - kWarmupRuns), 100) << "exactly at the limit";
+  EXPECT_EQ(fresh_timing_sets(kFreshSetsBytes / 100 + 1, plenty, 100 - kWarmupRuns), 0) << "a byte over it";
+  EXPECT_EQ(fresh_timing_sets(1024, plenty, kMaxFreshSets), 0) << "more sets than kMaxFreshSets";
+  EXPECT_EQ(fresh_timing_sets(1 << 20, 40 << 20, 30), 0) << "more than half the free device memory";
+  EXPECT_EQ(fresh_timing_sets(SIZE_MAX / 2, plenty, 90), 0) << "a size that wraps";
+
+  // Fresh: the trials use each of their sets once, the warm-up runs only theirs.
+  const int trials = 90;
+  Rotation rot(trials + kWarmupRuns, 0x5EED, kWarmupRuns);
+  EXPECT_EQ(rot.sets(), trials);
+  std::set<int> seen;
+  for (int t = 0; t < trials; ++t) {
+    int s = rot.set_for(t);
+    ASSERT_GE(s, 0);
+    ASSERT_LT(s, trials);
+    EXPECT_TRUE(seen.insert(s).second) << "trial " << t << " met set " << s << " again";
+  }
+  std::set<int> warm;
+  for (int i = 0; i < kWarmupRuns; ++i) warm.insert(rot.warmup_set(i));
+  EXPECT_EQ(warm, (std::set<int>{trials, trials + 1, trials + 2})) << "no trial sees a warm-up run's set";
+  Rotation plain(6, 0x5EED);
+  EXPECT_EQ(plain.warmup_set(0), 0);
+  EXPECT_EQ(plain.warmup_set(7), 1) << "rotating sets: the warm-up runs share them";
+}
+
 // The host judges the GPU's counts as compare_output judges its own: min_match, and integers
 // exact whatever the tolerance says.
 TEST(TimingPlan, ACountIsJudgedAsCompareOutputJudgesIt) {
