@@ -113,32 +113,33 @@ Result<GlobalRestorePlan> plan_global_restore(const std::vector<GlobalSection>& 
           "the candidate's .global sections hold {} bytes or more, over the {} MiB that are restored before every "
           "timed trial",
           total, limit >> 20)};
-    std::optional<uint64_t> lo, hi;
+    std::vector<SectionRange> slots;
     bool placed = !sec.symbols.empty();
     for (const GlobalSymbol& sym : sec.symbols) {
       if (sym.name.empty()) continue;
       auto at = resolve(sym.name);
-      if (!at || at->base == 0 || UINT64_MAX - at->base < std::max(at->size, sym.size)) {
+      uint64_t bytes = at ? std::max<uint64_t>({at->size, sym.size, 1}) : 0;
+      if (!at || at->base == 0 || at->base % kDriverSlotBytes != 0 || bytes > limit ||
+          UINT64_MAX - at->base < bytes + kDriverSlotBytes) {
         placed = false;
         break;
       }
-      uint64_t end = at->base + std::max(at->size, sym.size);
-      lo = lo ? std::min(*lo, at->base) : at->base;
-      hi = hi ? std::max(*hi, end) : end;
+      slots.push_back({sec.name, at->base, (bytes + kDriverSlotBytes - 1) / kDriverSlotBytes * kDriverSlotBytes});
     }
-    if (!placed || !lo || *hi - *lo > limit) {
+    if (!placed || slots.empty()) {
       plan.unlocated.push_back(sec.name);
       continue;
     }
-    found.push_back({sec.name, *lo, *hi - *lo});
+    found.insert(found.end(), slots.begin(), slots.end());
   }
-  // One range per stretch of device memory: the two sections may share an allocation.
+  // One range per stretch of slots: adjacent ones are all the candidate's, and the two sections
+  // may lie side by side.
   std::sort(found.begin(), found.end(), [](const SectionRange& a, const SectionRange& b) { return a.base < b.base; });
   for (SectionRange& r : found) {
     if (!plan.ranges.empty() && r.base <= plan.ranges.back().base + plan.ranges.back().size) {
       SectionRange& last = plan.ranges.back();
       last.size = std::max(last.base + last.size, r.base + r.size) - last.base;
-      last.name += "+" + r.name;
+      if (("+" + last.name + "+").find("+" + r.name + "+") == std::string::npos) last.name += "+" + r.name;
     } else {
       plan.ranges.push_back(r);
     }

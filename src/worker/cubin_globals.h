@@ -37,16 +37,20 @@ struct GlobalSection {
 Result<std::vector<GlobalSection>> cubin_global_sections(std::string_view elf);
 
 // What a restore copies, placed as the driver placed it. The driver does not keep the cubin's
-// layout (measured on an H100, driver 580: two variables 0x400 apart in the section were
-// placed 0x100 apart), so a section's offsets say nothing about device addresses. Each
-// section's range runs from the lowest device address of its variables to the end of the
-// highest, so the gaps between them as placed are restored with them (bytes past the last
-// variable belong to no variable and may belong to another module: they are left alone). A
-// section one of whose named variables the driver cannot place (`resolve` gives nothing),
-// which has bytes and no named variable, or whose variables the driver spread over more than
-// `limit` bytes, is `unlocated`, and the caller reloads the module instead. Sections of more
-// than `limit` bytes in all are an error that names the limit (ptxforge's PTX bounds keep a
-// legit module far below it).
+// layout, and gives every variable an allocation of its own (measured on an H100 and an H200,
+// driver 580: each variable at a 256-byte boundary, 0x100 apart where the section had them 0x400
+// apart, one module's variables side by side, the next module's right after them). No
+// allocation starts between 256-byte boundaries, so the bytes from a variable's address to the
+// next boundary past its end (its "slot") are the candidate's alone: the alignment gaps between
+// its variables are the tails of these slots. The plan restores every slot of every variable,
+// adjacent ones merged; the copy API refuses the tail bytes (they lie in no allocation), so the
+// caller copies with a kernel. A section one of whose named variables the driver cannot place
+// (`resolve` gives nothing) or places off a 256-byte boundary, or which has bytes and no named
+// variable, is `unlocated`, and the caller reloads the module instead. Sections of more than
+// `limit` bytes in all are an error that names the limit (ptxforge's PTX bounds keep a legit
+// module far below it). Bytes past a module's last slot are another module's or free: they are
+// left alone.
+constexpr uint64_t kDriverSlotBytes = 256;
 constexpr uint64_t kMaxGlobalRestoreBytes = uint64_t{256} << 20;
 struct DeviceRange {
   uint64_t base = 0, size = 0;

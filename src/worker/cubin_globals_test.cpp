@@ -115,9 +115,9 @@ TEST(CubinGlobals, TheSectionCoversTheGapsBetweenVariables) {
   for (auto& sym : g->symbols) named += sym.size;
   EXPECT_EQ(named, 12u) << "a u32 and 8 bytes";
   EXPECT_GE(g->size, 1024u + 8) << "the section spans the gap between them";
-  // The driver places the variables its own way (0x100 apart where the section has them 0x400
-  // apart, on an H100): the restore covers the gap as placed, from the lower to the end of the
-  // higher, whatever the section's offsets say.
+  // The driver places the variables its own way: each at a 256-byte boundary, 0x100 apart
+  // where the section has them 0x400 apart (an H100 and an H200, driver 580). The restore covers
+  // each variable's slot to the next boundary, so the gap between them as placed too.
   auto plan = plan_global_restore(*sections, [&](const std::string& name) -> std::optional<DeviceRange> {
     if (name == "big") return DeviceRange{0x7f0000000000ull, 4};
     if (name == "mid") return DeviceRange{0x7f0000000100ull, 8};
@@ -126,43 +126,47 @@ TEST(CubinGlobals, TheSectionCoversTheGapsBetweenVariables) {
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   ASSERT_EQ(plan->ranges.size(), 1u);
   EXPECT_EQ(plan->ranges[0].base, 0x7f0000000000ull);
-  EXPECT_EQ(plan->ranges[0].size, 0x108u) << "the gap between the variables as placed, not the variables alone";
+  EXPECT_EQ(plan->ranges[0].size, 0x200u) << "both slots, the gap between the variables as placed included";
   EXPECT_TRUE(plan->unlocated.empty());
 }
 
-TEST(CubinGlobals, ARestoreCoversEveryVariableAsPlacedOrReloads) {
+TEST(CubinGlobals, ARestoreCoversEverySlotAsPlacedOrReloads) {
   std::vector<GlobalSection> secs = {
-      {".nv.global", 8192, {{"a", 0, 4}, {"$__local__1", 4096, 4}}},
+      {".nv.global", 8192, {{"a", 0, 4}, {"$__local__1", 4096, 300}}},
       {".nv.global.init", 64, {{"t", 16, 16}, {"u", 32, 8}}},
       {".nv.global", 128, {{"hidden", 0, 4}}},  // the driver cannot place it: the module is reloaded instead
       {".nv.global", 64, {}},                   // bytes that no variable names: reloaded too
       {".nv.global", 0, {}},                    // empty: nothing to restore
   };
   std::map<std::string, DeviceRange> at = {
-      {"a", {0x10200, 4}}, {"$__local__1", {0x10000, 4}}, {"t", {0x20000, 16}}, {"u", {0x20040, 8}}};
+      {"a", {0x10200, 4}}, {"$__local__1", {0x10000, 300}}, {"t", {0x20000, 16}}, {"u", {0x20400, 8}}};
   auto resolve = [&](const std::string& n) -> std::optional<DeviceRange> {
     if (!at.count(n)) return std::nullopt;
     return at[n];
   };
   auto plan = plan_global_restore(secs, resolve);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
-  ASSERT_EQ(plan->ranges.size(), 2u);
-  EXPECT_EQ(plan->ranges[0].base, 0x10000u) << "from the lowest variable as placed";
-  EXPECT_EQ(plan->ranges[0].size, 0x204u) << "to the end of the highest";
-  EXPECT_EQ(plan->ranges[1].base, 0x20000u);
-  EXPECT_EQ(plan->ranges[1].size, 0x48u);
+  ASSERT_EQ(plan->ranges.size(), 3u);
+  EXPECT_EQ(plan->ranges[0].base, 0x10000u) << "300 bytes: two slots, and 'a' right after them";
+  EXPECT_EQ(plan->ranges[0].size, 0x300u);
+  EXPECT_EQ(plan->ranges[1].base, 0x20000u) << "'t' and 'u' are not side by side: a range each";
+  EXPECT_EQ(plan->ranges[1].size, 0x100u);
+  EXPECT_EQ(plan->ranges[2].base, 0x20400u);
+  EXPECT_EQ(plan->ranges[2].size, 0x100u);
+  for (auto& r : plan->ranges)
+    EXPECT_FALSE(r.base <= 0x10300u && 0x10300u < r.base + r.size) << "the byte past the last slot is nobody's to restore";
   EXPECT_EQ(plan->unlocated, (std::vector<std::string>{".nv.global", ".nv.global"}));
 
-  at["t"] = {0x10100, 16};  // the two sections placed in one stretch: one range covers both
-  at["u"] = {0x10300, 8};
+  at["t"] = {0x10300, 16};  // the two sections placed side by side: one range covers both
+  at["u"] = {0x10400, 8};
   plan = plan_global_restore({secs[0], secs[1]}, resolve);
   ASSERT_TRUE(plan.ok());
   ASSERT_EQ(plan->ranges.size(), 1u);
   EXPECT_EQ(plan->ranges[0].base, 0x10000u);
-  EXPECT_EQ(plan->ranges[0].size, 0x308u);
+  EXPECT_EQ(plan->ranges[0].size, 0x500u);
   EXPECT_EQ(plan->ranges[0].name, ".nv.global+.nv.global.init");
 
-  at["u"] = {0x10000 + (uint64_t{1} << 30), 8};  // spread over more than the limit: reloaded, not copied
+  at["u"] = {0x10408, 8};  // off a 256-byte boundary: its slot is unknown, the module is reloaded
   plan = plan_global_restore({secs[0], secs[1]}, resolve);
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->ranges.size(), 1u);

@@ -116,6 +116,7 @@ struct Preamble {
   // scratch (split-K partial sums, a look-back's flags) pays for the memset in its time.
   std::vector<std::pair<CUdeviceptr, size_t>> timed_zero;
   std::vector<Restore> globals;
+  const TrialChecker* copier = nullptr;  // copies the .global slots (their tails lie in no allocation)
   CUdeviceptr poison_source = 0;  // the poison pattern, for outputs whose size is not a multiple of 4
   std::function<void()> reload;   // the candidate's module loaded afresh (a .global section that cannot be restored)
 
@@ -131,7 +132,7 @@ struct Preamble {
     }
     for (auto& [p, bytes] : zero) check_cu(d.cuMemsetD8Async(p, 0, bytes, nullptr), "zeroing a buffer", where);
     for (auto& g : globals)
-      check_cu(d.cuMemcpyDtoDAsync(g.dst, g.saved, g.bytes, nullptr), "restoring a .global section", where);
+      check_cu(copier->enqueue_copy(g.dst, g.saved, g.bytes), "restoring the candidate's .global variables", where);
   }
   // After the start event: the part of the fresh state that is the kernel's own work.
   void enqueue_timed(const Driver& d, const std::string& where) const {
@@ -177,18 +178,21 @@ Preamble plain_preamble(const Loaded& L, const InputSets& sets, const HostCase& 
   return pre;
 }
 
-// The candidate's .global sections as loaded, before its first launch in this job, saved so
-// that every trial starts from them: every byte from each section's first variable to the end
-// of its last, as the driver placed them, the gaps between variables included
-// (worker/cubin_globals.h). A section that cannot be placed makes every trial reload the module
-// instead (`reload`); sections over the size limit fail the job.
+// The candidate's .global variables as loaded, before its first launch in this job, saved so
+// that every trial starts from them: every variable's slot as the driver placed it (from its
+// address to the next 256-byte boundary past its end, so the gaps between variables too:
+// worker/cubin_globals.h), copied by a kernel because the copy API refuses the slots' tails. A
+// section that cannot be placed makes every trial reload the module instead (`reload`);
+// sections over the size limit fail the job.
 struct SavedGlobals {
   std::vector<Preamble::Restore> restores;
+  const TrialChecker* copier = nullptr;
   bool reload = false;
 };
 
-SavedGlobals save_globals(const Driver& d, const Loaded& L, const std::string& image, Allocations& mem,
+SavedGlobals save_globals(Executor::State& s, const Loaded& L, const std::string& image, Allocations& mem,
                           std::vector<std::string>& notes) {
+  const Driver& d = *s.d;
   const std::string where = "saving the candidate's .global sections";
   SavedGlobals out;
   auto sections = cubin_global_sections(image);
@@ -207,16 +211,16 @@ SavedGlobals save_globals(const Driver& d, const Loaded& L, const std::string& i
   };
   auto plan = plan_global_restore(*sections, resolve);
   if (!plan) abort_with(FailureKind::spec, plan.error().message, where);
+  if (!plan->ranges.empty()) {
+    out.copier = s.trial_checker();
+    if (!out.copier) abort_with(FailureKind::load, "the copy kernel could not be loaded: " + *s.trial_check_error, where);
+  }
   for (auto& r : plan->ranges) {
-    CUdeviceptr saved = mem.alloc(r.size, r.name + " section copy", where);
-    // The range runs between variables the driver placed; one it placed in memory that is not
-    // one stretch cannot be copied whole, and the module is reloaded instead.
-    if (d.cuMemcpyDtoD(saved, r.base, r.size) != CUDA_SUCCESS) {
-      plan->unlocated.push_back(r.name);
-      continue;
-    }
+    CUdeviceptr saved = mem.alloc(r.size, r.name + " copy", where);
+    check_cu(out.copier->enqueue_copy(saved, r.base, r.size), "saving the candidate's .global variables", where);
     out.restores.push_back({r.base, saved, r.size});
   }
+  check_cu(d.cuCtxSynchronize(), "saving the candidate's .global variables", where);
   if (!plan->unlocated.empty()) {
     out.reload = true;
     out.restores.clear();  // a reload may place the module elsewhere: the saved ranges would point at freed memory
@@ -320,6 +324,7 @@ std::optional<std::string> time_candidate(Executor::State& s, Loaded& L, const t
   setup_candidate(s, L, h, mem, cb, where);
   Preamble pre = candidate_preamble(d, L, sets, cb, mem, where);
   pre.globals = globals.restores;
+  pre.copier = globals.copier;
   if (globals.reload) pre.reload = reload;
   std::vector<CheckedOutput> outs = checked_outputs(L, h);
   // Two u64 per output (mismatches, never written), zeroed after the candidate ran and read
@@ -404,7 +409,7 @@ TimeReport time_job(Executor::State& s, Loaded& L, const Job& job) {
   auto image = read_file(job.candidate_cubin);
   if (!image) abort_with(FailureKind::load, image.error().message, "reading the candidate's cubin");
   SavedGlobals globals;  // saved before the candidate's first launch in this job
-  if (job.reset_globals) globals = save_globals(d, L, *image, job_mem, rep.notes);
+  if (job.reset_globals) globals = save_globals(s, L, *image, job_mem, rep.notes);
   auto reload = [&] { reload_candidate(d, L, *image, "reloading the candidate before a timed trial"); };
   for (const task::SizeSet* set : shown) {
     std::string where = fmt::format("timing size set '{}'", set->name);

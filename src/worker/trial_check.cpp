@@ -1,6 +1,7 @@
 #include "worker/trial_check.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 #include <cstring>
 
@@ -228,6 +229,42 @@ std::string trial_check_ptx() {
   out += decode_table("pf_e4m3_table", task::e4m3_to_float);
   out += decode_table("pf_e5m2_table", task::e5m2_to_float);
   for (CompareKernel k : kCompareKernels) out += kernel(k);
+  out += R"(
+.visible .entry pf_copy16(
+	.param .u64 pf_dst,
+	.param .u64 pf_src,
+	.param .u64 pf_n)
+{
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<9>;
+	.reg .b64 	%rd<10>;
+	ld.param.u64 	%rd1, [pf_dst];
+	ld.param.u64 	%rd2, [pf_src];
+	ld.param.u64 	%rd3, [pf_n];
+	cvta.to.global.u64 	%rd1, %rd1;
+	cvta.to.global.u64 	%rd2, %rd2;
+	mov.u32 	%r1, %ctaid.x;
+	mov.u32 	%r2, %ntid.x;
+	mov.u32 	%r3, %tid.x;
+	mov.u32 	%r4, %nctaid.x;
+	mul.wide.u32 	%rd4, %r1, %r2;
+	cvt.u64.u32 	%rd5, %r3;
+	add.s64 	%rd4, %rd4, %rd5;
+	mul.wide.u32 	%rd6, %r4, %r2;
+$COPY:
+	setp.ge.u64 	%p1, %rd4, %rd3;
+	@%p1 bra 	$COPIED;
+	shl.b64 	%rd7, %rd4, 4;
+	add.s64 	%rd8, %rd2, %rd7;
+	add.s64 	%rd9, %rd1, %rd7;
+	ld.global.v4.u32 	{%r5, %r6, %r7, %r8}, [%rd8];
+	st.global.v4.u32 	[%rd9], {%r5, %r6, %r7, %r8};
+	add.s64 	%rd4, %rd4, %rd6;
+	bra.uni 	$COPY;
+$COPIED:
+	ret;
+}
+)";
   return out;
 }
 
@@ -245,10 +282,12 @@ Result<TrialChecker> TrialChecker::create(const Driver& d, int sms) {
     if (CUresult r = d.cuModuleGetFunction(&c.fns_[i], m, name.c_str()); r != CUDA_SUCCESS)
       return Error{name + ": " + describe(r)};  // c's destructor unloads the module
   }
+  if (CUresult r = d.cuModuleGetFunction(&c.copy_, m, "pf_copy16"); r != CUDA_SUCCESS)
+    return Error{std::string("pf_copy16: ") + describe(r)};
   return c;
 }
 
-TrialChecker::TrialChecker(TrialChecker&& o) noexcept : d_(o.d_), module_(o.module_), sms_(o.sms_) {
+TrialChecker::TrialChecker(TrialChecker&& o) noexcept : d_(o.d_), module_(o.module_), copy_(o.copy_), sms_(o.sms_) {
   std::copy(std::begin(o.fns_), std::end(o.fns_), std::begin(fns_));
   o.module_ = nullptr;
 }
@@ -273,6 +312,21 @@ CUresult TrialChecker::enqueue(task::DType t, CUdeviceptr expected, CUdeviceptr 
   cfg.blockDimY = cfg.blockDimZ = 1;
   void* args[] = {&expected, &actual, &n, &atol, &rtol, &counter};
   return d_->cuLaunchKernelEx(&cfg, f, args, nullptr);
+}
+
+CUresult TrialChecker::enqueue_copy(CUdeviceptr dst, CUdeviceptr src, size_t bytes) const {
+  assert(bytes % 16 == 0 && dst % 16 == 0 && src % 16 == 0);
+  if (bytes == 0) return CUDA_SUCCESS;
+  const unsigned threads = 256;
+  uint64_t n = bytes / 16;
+  uint64_t blocks = std::min<uint64_t>((n + threads - 1) / threads, static_cast<uint64_t>(sms_) * 8);
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = static_cast<unsigned>(blocks);
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = threads;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  void* args[] = {&dst, &src, &n};
+  return d_->cuLaunchKernelEx(&cfg, copy_, args, nullptr);
 }
 
 }  // namespace ptxforge::gpu

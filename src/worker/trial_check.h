@@ -39,7 +39,9 @@ inline constexpr CompareKernel kCompareKernels[] = {CompareKernel::f64,  Compare
                                                     CompareKernel::b64};
 
 // The module holding every kernel: pf_cmp_<kind>(expected, actual, n, atol, rtol, counter)
-// adds to the u64 at `counter` the number of i < n where actual[i] does not match expected[i].
+// adds to the u64 at `counter` the number of i < n where actual[i] does not match expected[i];
+// pf_copy16(dst, src, n) copies n 16-byte words (the candidate's .global slots, whose tails the
+// copy API refuses: worker/cubin_globals.h).
 std::string trial_check_ptx();
 
 class TrialChecker {
@@ -57,12 +59,16 @@ class TrialChecker {
   // compare_output does. A driver error is returned as it came.
   CUresult enqueue(task::DType t, CUdeviceptr expected, CUdeviceptr actual, size_t count, const task::Tolerance& tol,
                    CUdeviceptr counter) const;
+  // Enqueues a copy of `bytes` (a multiple of 16, both addresses 16-byte aligned) on the null
+  // stream, by a kernel: device memory that lies in no allocation (but is mapped) copies too.
+  CUresult enqueue_copy(CUdeviceptr dst, CUdeviceptr src, size_t bytes) const;
 
  private:
   TrialChecker(const Driver& d, CUmodule m, int sms) : d_(&d), module_(m), sms_(sms) {}
   const Driver* d_;
   CUmodule module_ = nullptr;
   CUfunction fns_[std::size(kCompareKernels)] = {};
+  CUfunction copy_ = nullptr;
   int sms_ = 1;
 };
 
