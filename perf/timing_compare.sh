@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On a GPU: does a change to the timing loop change what it measures? Times every level-1
-# solution (TIMING_LEVELS: other levels, comma-separated, e.g. level1,level2,level3) with two
-# ptxforge binaries (before and after), alternating them for R rounds, and
+# solution (TIMING_LEVELS: other levels, comma-separated, e.g. level1,level2,level3;
+# TIMING_TASKS: only these tasks, comma-separated) with two ptxforge binaries (before and after), alternating them for R rounds, and
 # prints the median over rounds of each size set's median kernel time, candidate and nvcc
 # reference, with the after/before ratio. The events bracket the kernel launches alone, so the
 # ratios should stay within noise; a size set whose candidate median moves by more than TOL
@@ -25,6 +25,7 @@ fi
 for level in ${TIMING_LEVELS//,/ }; do
   for sol in "$root"/tasks/"$level"/*/solution.ptx; do
     task=$(basename "$(dirname "$sol")")
+    [[ -z ${TIMING_TASKS:-} || ,$TIMING_TASKS, == *",$task,"* ]] || continue
     for ((r = 1; r <= rounds; ++r)); do
       for which in before after; do
         bin=$before; [[ $which == after ]] && bin=$after
