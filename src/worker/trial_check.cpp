@@ -151,6 +151,17 @@ std::string poison_test(CompareKernel k) {
       mask);
 }
 
+// Every thread's first element (%rd5) and the grid's stride (%rd7), in elements.
+constexpr const char* kGridStride = R"(	mov.u32 	%r1, %ctaid.x;
+	mov.u32 	%r2, %ntid.x;
+	mov.u32 	%r3, %tid.x;
+	mov.u32 	%r4, %nctaid.x;
+	mul.wide.u32 	%rd5, %r1, %r2;
+	cvt.u64.u32 	%rd6, %r3;
+	add.s64 	%rd5, %rd5, %rd6;
+	mul.wide.u32 	%rd7, %r4, %r2;
+)";
+
 std::string kernel(CompareKernel k) {
   bool fl = is_float_kernel(k);
   std::string regs = "\t.reg .pred \t%p<10>;\n";
@@ -177,15 +188,7 @@ std::string kernel(CompareKernel k) {
 	cvta.to.global.u64 	%rd1, %rd1;
 	cvta.to.global.u64 	%rd2, %rd2;
 	cvta.to.global.u64 	%rd4, %rd4;
-	mov.u32 	%r1, %ctaid.x;
-	mov.u32 	%r2, %ntid.x;
-	mov.u32 	%r3, %tid.x;
-	mov.u32 	%r4, %nctaid.x;
-	mul.wide.u32 	%rd5, %r1, %r2;
-	cvt.u64.u32 	%rd6, %r3;
-	add.s64 	%rd5, %rd5, %rd6;
-	mul.wide.u32 	%rd7, %r4, %r2;
-	mov.u64 	%rd11, 0;
+{7}	mov.u64 	%rd11, 0;
 	mov.u64 	%rd15, 0;
 $LOOP:
 	setp.ge.u64 	%p1, %rd5, %rd3;
@@ -210,7 +213,7 @@ $END:
 }}
 )",
                      compare_kernel_entry(k), regs, params, log2_size(k), load_elements(k), fl ? kFloatMatch : "",
-                     poison_test(k));
+                     poison_test(k), kGridStride);
 }
 
 }  // namespace
@@ -237,29 +240,23 @@ std::string trial_check_ptx() {
 {
 	.reg .pred 	%p<2>;
 	.reg .b32 	%r<9>;
-	.reg .b64 	%rd<10>;
+	.reg .b64 	%rd<11>;
 	ld.param.u64 	%rd1, [pf_dst];
 	ld.param.u64 	%rd2, [pf_src];
 	ld.param.u64 	%rd3, [pf_n];
 	cvta.to.global.u64 	%rd1, %rd1;
 	cvta.to.global.u64 	%rd2, %rd2;
-	mov.u32 	%r1, %ctaid.x;
-	mov.u32 	%r2, %ntid.x;
-	mov.u32 	%r3, %tid.x;
-	mov.u32 	%r4, %nctaid.x;
-	mul.wide.u32 	%rd4, %r1, %r2;
-	cvt.u64.u32 	%rd5, %r3;
-	add.s64 	%rd4, %rd4, %rd5;
-	mul.wide.u32 	%rd6, %r4, %r2;
-$COPY:
-	setp.ge.u64 	%p1, %rd4, %rd3;
+)";
+  out += kGridStride;
+  out += R"($COPY:
+	setp.ge.u64 	%p1, %rd5, %rd3;
 	@%p1 bra 	$COPIED;
-	shl.b64 	%rd7, %rd4, 4;
-	add.s64 	%rd8, %rd2, %rd7;
-	add.s64 	%rd9, %rd1, %rd7;
-	ld.global.v4.u32 	{%r5, %r6, %r7, %r8}, [%rd8];
-	st.global.v4.u32 	[%rd9], {%r5, %r6, %r7, %r8};
-	add.s64 	%rd4, %rd4, %rd6;
+	shl.b64 	%rd8, %rd5, 4;
+	add.s64 	%rd9, %rd2, %rd8;
+	add.s64 	%rd10, %rd1, %rd8;
+	ld.global.v4.u32 	{%r5, %r6, %r7, %r8}, [%rd9];
+	st.global.v4.u32 	[%rd10], {%r5, %r6, %r7, %r8};
+	add.s64 	%rd5, %rd5, %rd7;
 	bra.uni 	$COPY;
 $COPIED:
 	ret;
