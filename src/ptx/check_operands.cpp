@@ -538,6 +538,17 @@ void check_operands(CheckContext& ctx, const Instruction& ins, const Resolved& r
       return;
     }
   }
+  if (r.type.empty() && family_requires_type(f)) {
+    std::vector<std::string_view> types;
+    for (auto t : split(f.types, ' '))
+      if (!t.empty()) types.push_back(t);
+    std::string listed = fmt::format("{}", fmt::join(types.begin(), types.begin() + std::min<size_t>(types.size(), 6), ", "));
+    if (types.size() > 6) listed += ", ...";
+    auto& d = ctx.diags.error(ins.loc, fmt::format("'{}' needs a type ({})", ins.full_opcode(), listed), "missing-type");
+    d.length = static_cast<uint32_t>(ins.full_opcode().size());
+    d.hint = fmt::format("write the type after the opcode, as in '{}' ({})", f.example, manual_link(f.anchor));
+    return;
+  }
   if (f.operands == "*") return;
   const auto& forms = operand_forms(f);
   const std::vector<std::string_view>* form = nullptr;
@@ -560,15 +571,6 @@ void check_operands(CheckContext& ctx, const Instruction& ins, const Resolved& r
                                                    expect == "1" ? "" : "s", n), "operand-count");
     d.length = static_cast<uint32_t>(opname.size());
     d.hint = fmt::format("syntax: {}", manual_link(f.anchor));
-    return;
-  }
-  static const std::string_view kNeedType[] = {"add", "sub", "mul", "mad", "div", "rem", "abs", "neg", "min", "max",
-                                               "and", "or", "xor", "not", "shl", "shr", "mov", "ld", "st", "cvt",
-                                               "setp", "selp", "cvta", "atom", "red", "fma", "rcp", "sqrt"};
-  if (r.type.empty() && std::find(std::begin(kNeedType), std::end(kNeedType), f.name) != std::end(kNeedType)) {
-    auto& d = ctx.diags.error(ins.loc, fmt::format("'{}' needs a type such as .u32, .s32 or .f32", opname),
-                              "missing-type");
-    d.length = static_cast<uint32_t>(opname.size());
     return;
   }
   if ((f.name == "min" || f.name == "max") && n == 4 && r.type != ".f32") {

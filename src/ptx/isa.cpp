@@ -21,6 +21,7 @@ struct FamilyRules {
   std::vector<std::vector<std::string_view>> forms;
   std::vector<const IsaOverride*> overrides;
   std::vector<Target> min_targets;
+  bool type_required = false;
 };
 
 struct Index {
@@ -55,6 +56,12 @@ FamilyRules rules_for(const IsaFamily& f, const OverridesByFamily& overrides) {
   }
   if (auto it = overrides.find(f.name); it != overrides.end()) r.overrides = it->second;
   r.min_targets = parse_target_list(f.min_target);
+  // The example's opcode names a type: the family takes none without it.
+  if (f.detailed && !f.types.empty()) {
+    std::string_view ex = f.example.substr(0, f.example.find_first_of(" \t"));
+    for (size_t pos = ex.find('.'); pos != std::string_view::npos && !r.type_required; pos = ex.find('.', pos + 1))
+      r.type_required = is_type_name(ex.substr(pos, ex.find('.', pos + 1) - pos));
+  }
   return r;
 }
 
@@ -340,5 +347,7 @@ bool family_allows_modifier(const IsaFamily& f, std::string_view mod) {
 }
 
 const std::vector<std::vector<std::string_view>>& operand_forms(const IsaFamily& f) { return rules_of(f).forms; }
+
+bool family_requires_type(const IsaFamily& f) { return rules_of(f).type_required; }
 
 }  // namespace ptxforge::ptx

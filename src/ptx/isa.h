@@ -96,6 +96,10 @@ bool meets_requirements(const Instruction& ins, const IsaFamily& f, size_t consu
 
 // Does the family's modifier list allow `mod`?
 bool family_allows_modifier(const IsaFamily& f, std::string_view mod);
+// Whether every instruction of the family needs a type modifier: its example writes one (the
+// table's examples are the families' type-carrying forms; rules_types_test.cpp holds each
+// against ptxas with its type dropped).
+bool family_requires_type(const IsaFamily& f);
 // Operand forms, split: {"d","a","b"} per form.
 const std::vector<std::vector<std::string_view>>& operand_forms(const IsaFamily& f);
 
