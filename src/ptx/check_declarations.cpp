@@ -112,6 +112,15 @@ void check_declared_type(CheckContext& ctx, const VarDecl& d) {
   static constexpr std::string_view kUnparsable[] = {".bf16", ".bf16x2", ".tf32", ".e2m1",   ".e2m3", ".e3m2", ".ue8m0",
                                                      ".ue4m3", ".s2f6x2", ".f8f6f4", ".b1", ".u4",   ".s4"};
   std::string_view type = d.type;
+  // No PTX type at all (`.f22`, `.float`, `.i32`): a syntax error to ptxas in every state space.
+  if (!type.empty() && !is_type_name(type)) {
+    auto& e = ctx.diags.error(d.loc, fmt::format("'{}' is not a PTX type", type), "decl-type");
+    std::vector<std::string_view> names(std::begin(kDeclarable), std::end(kDeclarable));
+    std::string near = closest_match(type, names);
+    e.hint = near.empty() ? "declare one of .b8 .. .b128, .u8 .. .u64, .s8 .. .s64, .f16, .f16x2, .f32, .f64 or .pred"
+                          : fmt::format("did you mean '{}'?", near);
+    return;
+  }
   // .b128 is declarable from PTX 8.3 on; ptxas reports each declaration before then, ahead of
   // the instructions that use it, except a .shared one it can drop unused (an instruction that
   // uses it is reported at that instruction).

@@ -227,6 +227,49 @@ TEST(RuleAgreement, HalfTypesAndDeclarations) {
   expect_agreement("half-types", cases, RuleHeader{"8.3"});
 }
 
+// A declaration whose type is no PTX type at all (a typo, another language's name, a width
+// PTX lacks) is a syntax error to ptxas in every state space, an unused .shared one too; real
+// types beside them, the opaque ones included, must pass.
+std::vector<std::string> kNotTypes = {".f22", ".u31", ".b12", ".s128", ".f128", ".float", ".int", ".i32", ".f8",
+                                      ".u48", ".x"};
+TEST(RuleAgreement, DeclarationsOfNoType) {
+  std::vector<RuleCase> cases;
+  std::vector<std::string> types = kNotTypes;
+  for (std::string t : {".u32", ".f32", ".b8", ".s64", ".f16x2"}) types.push_back(t);
+  for (auto& t : types) {
+    cases.push_back({".reg " + t + " %x1;"});
+    cases.push_back({".reg " + t + " %xs<3>;"});
+    cases.push_back({".shared .align 16 " + t + " sx[4];"});
+    cases.push_back({".local .align 16 " + t + " lx;"});
+    cases.push_back({".reg .v2 " + t + " %xv;"});
+  }
+  expect_agreement("no-type", cases, RuleHeader{"8.3"});
+}
+
+// The same at module scope and in parameter lists: .global, .const, kernel and function
+// parameters, the opaque .texref/.surfref and a .ptr parameter beside them.
+TEST(RuleAgreement, ModuleDeclarationsOfNoType) {
+  std::vector<testing::ModuleCase> cases;
+  const std::string head = ".version 8.3\n.target sm_90a\n.address_size 64\n";
+  std::vector<std::string> types = kNotTypes;
+  for (std::string t : {".u32", ".f64", ".b16"}) types.push_back(t);
+  for (auto& t : types) {
+    cases.push_back({head + ".global .align 8 " + t + " g[4];\n", 4});
+    cases.push_back({head + ".const .align 8 " + t + " c;\n", 4});
+    cases.push_back({head + ".visible .entry k(\n.param " + t + " p)\n{\nret;\n}\n", 5});
+    cases.push_back({head + ".func f(\n.param " + t + " p)\n{\nret;\n}\n", 5});
+  }
+  cases.push_back({head + ".global .texref tex;\n.global .surfref srf;\n", 4});
+  cases.push_back({head + ".visible .entry k(\n.param .u64 .ptr .global .align 16 p)\n{\nret;\n}\n", 5});
+  auto st = testing::agree_modules_with_ptxas(cases);
+  std::printf("%s\n", st.summary("no-type, module").c_str());
+  if (!find_cuda_tool("ptxas")) GTEST_SKIP() << "ptxas not installed";
+  for (auto& p : st.problems) ADD_FAILURE() << p;
+  EXPECT_EQ(st.false_alarms, 0);
+  EXPECT_EQ(st.we_flag, st.ptxas_rejects);
+  EXPECT_GT(st.ptxas_rejects, 0);
+}
+
 // .b128 declarations before PTX 8.3, in every state space a kernel body declares; .b64 ones
 // beside them must pass. (At 8.3, HalfTypesAndDeclarations shows .b128 declarations accepted.)
 TEST(RuleAgreement, B128DeclarationsNeedPtx83) {
