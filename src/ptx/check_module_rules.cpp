@@ -326,6 +326,39 @@ void check_loc_directives(CheckContext& ctx) {
   }
 }
 
+// A kernel's parameter space: each parameter at its alignment (its .align, else its element
+// size), all of them at most 4352 bytes (0x1100) before PTX 8.1 and 32764 (0x7ffc) from 8.1 on
+// (ptxas: "Entry function 'k' uses too much parameter space"). Reported at the parameter that
+// crosses the limit.
+void check_parameter_space(CheckContext& ctx, const Function& f) {
+  if (!f.is_entry || !f.body || !ctx.facts.version) return;
+  const bool old = *ctx.facts.version < PtxVersion{8, 1};
+  const uint64_t limit = old ? 0x1100 : 0x7ffc;
+  uint64_t end = 0;
+  for (auto& p : f.params) {
+    uint64_t elem = static_cast<uint64_t>(type_bits(p.type)) / 8 * (p.vec ? p.vec : 1);
+    if (p.space != ".param" || elem == 0) return;  // reported elsewhere
+    for (auto& n : p.names) {
+      uint64_t count = 1;
+      for (auto& dim : n.dims) {
+        if (!dim || *dim == 0) return;  // no size: reported elsewhere
+        count = std::min<uint64_t>(count * std::min<uint64_t>(*dim, limit + 1), limit + 1);
+      }
+      uint64_t align = p.align ? p.align : elem;
+      end = (end + align - 1) / align * align + elem * count;
+      if (end <= limit) continue;
+      auto& d = ctx.diags.error(n.loc, fmt::format("the parameters of kernel '{}' pass the {} bytes PTX {} allows at '{}'",
+                                                   f.name, limit, ctx.facts.version->str(), n.name),
+                                "param-space");
+      d.length = static_cast<uint32_t>(n.name.size());
+      d.hint = old ? "raise the header to '.version 8.1' or later (32764 bytes of parameters), or pass the data "
+                     "through a pointer to global memory"
+                   : "pass the data through a pointer to global memory ('.param .u64 name')";
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 void check_module_rules(CheckContext& ctx) {
@@ -338,6 +371,7 @@ void check_module_rules(CheckContext& ctx) {
     ctx.percent_function_name |= f->name.starts_with('%');
     check_function_directives(ctx, *f);
     check_parameters(ctx, *f);
+    check_parameter_space(ctx, *f);
   }
 }
 

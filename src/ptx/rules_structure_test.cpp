@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "ptx/isa.h"
 #include "testing/rule_agreement.h"
 #include "util/paths.h"
@@ -352,6 +354,39 @@ TEST(RuleAgreement, ParametersAndHeader) {
     cases.push_back(ModuleCase{text + body, defect});
   }
   expect_agreement(agree_modules_with_ptxas(cases), "parameters-header", 8);
+}
+
+// A kernel's parameters, laid out at their alignments, against the parameter space of each
+// PTX version: 4352 bytes before 8.1, 32764 from 8.1 on. One parameter per line; the defect is
+// the parameter that crosses the limit (worked out by hand for each list below).
+TEST(RuleAgreement, KernelParameterSpace) {
+  REQUIRE_PTXAS();
+  struct List {
+    std::vector<std::string> params;
+    size_t crossing;  // which parameter ends past the limit, when the list is over it
+  };
+  // Lists whose end is `n` bytes (padding included), or n + 1 for the third.
+  auto lists = [](uint64_t n, uint64_t limit) {
+    uint64_t b_end = 8 + (n - 8) / 8 * 8;
+    return std::vector<List>{
+        {{fmt::format(".param .align 4 .b8 a[{}]", n)}, 0},
+        {{".param .u8 a", fmt::format(".param .align 8 .b8 b[{}]", n - 8)}, 1},
+        {{".param .u8 a", fmt::format(".param .u64 b[{}]", (n - 8) / 8), ".param .u8 c"}, b_end > limit ? 1u : 2u},
+        {{fmt::format(".param .v4 .f32 a[{}]", n / 16)}, 0},
+        {{".param .u64 a", ".param .u32 b", fmt::format(".param .align 16 .b8 c[{}]", n - 16)}, 2},
+    };
+  };
+  std::vector<ModuleCase> cases;
+  for (std::string version : {"7.8", "8.0", "8.1", "8.3", "9.0"})
+    for (uint64_t limit : {uint64_t{0x1100}, uint64_t{0x7ffc}})
+      for (uint64_t n : {limit - 8, limit, limit + 1, limit + 8})
+        for (auto& l : lists(n, version < "8.1" ? 0x1100 : 0x7ffc)) {
+          std::string text = ".version " + version + "\n.target sm_90\n.address_size 64\n.visible .entry k(\n";
+          for (size_t i = 0; i < l.params.size(); ++i) text += l.params[i] + (i + 1 < l.params.size() ? ",\n" : ")\n");
+          text += "{\nret;\n}\n";
+          cases.push_back(ModuleCase{text, 5 + static_cast<int>(l.crossing)});
+        }
+  expect_agreement(agree_modules_with_ptxas(cases), "param-space", 20);
 }
 
 TEST(RuleAgreement, ReadOnlySpaces) {
