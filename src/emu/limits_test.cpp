@@ -57,7 +57,7 @@ TEST(EmuLimits, ModuleVariablesAddUpAgainstTheMemoryLimit) {
   static_assert(limits::kMaxAllocatedBytes == uint64_t{1} << 30);
   expect_limit(R"(
 .global .b8 a[600000000];
-.const .b8 b[600000000];
+.global .b8 b[600000000];
 .visible .entry k()
 {
   ret;

@@ -73,6 +73,10 @@ struct CheckContext {
   const Function* tcgen05_fn = nullptr;
   std::string_view tcgen05_cta_group;
   SourceLoc tcgen05_cta_loc;
+  // check_module_rules.cpp: the .const bytes declared so far (the bank holds 64 KiB), and
+  // whether passing it was reported.
+  uint64_t const_bytes = 0;
+  bool const_reported = false;
   bool want_warnings() const { return opts.warnings; }
 };
 

@@ -402,9 +402,34 @@ void check_array_size(CheckContext& ctx, const VarDecl& d, const Declarator& n) 
                   : "give the array its element count, or an initializer (a[] = {1, 2} takes its size from it)";
 }
 
+// The module's .const variables share one 64 KiB bank (ptxas: "File uses too much global
+// constant data (0x11170 bytes, 0x10000 max)"), module-scope and function-scope ones alike,
+// used or not. Counted without the padding between them, a lower bound on ptxas's layout, so
+// that what is reported is over for certain; .extern ones (defined elsewhere when linked) and
+// those whose size is unknown here count nothing. Reported at the declarator that passes it.
+void count_const_bytes(CheckContext& ctx, const VarDecl& d) {
+  constexpr uint64_t kBank = 0x10000;
+  if (d.space != ".const" || ctx.const_reported || has_linkage(d, ".extern")) return;
+  uint64_t elem = static_cast<uint64_t>(type_bits(d.type)) / 8 * (d.vec ? d.vec : 1);
+  for (auto& n : d.names) {
+    uint64_t bytes = elem;
+    for (auto& dim : n.dims) bytes = dim && *dim ? std::min<uint64_t>(bytes * std::min<uint64_t>(*dim, kBank + 1), kBank + 1) : 0;
+    ctx.const_bytes = std::min<uint64_t>(ctx.const_bytes + bytes, kBank + 1);
+    if (ctx.const_bytes <= kBank) continue;
+    auto& diag = ctx.diags.error(n.loc, fmt::format("'{}' takes the module's .const data past the 64 KiB of the "
+                                                    "constant bank", n.name),
+                                 "const-space");
+    diag.length = static_cast<uint32_t>(n.name.size());
+    diag.hint = "keep large tables in .global memory (read-only loads: ld.global.nc), and .const for small ones";
+    ctx.const_reported = true;
+    return;
+  }
+}
+
 }  // namespace
 
 void check_variable_rules(CheckContext& ctx, const VarDecl& d, bool module_scope) {
+  count_const_bytes(ctx, d);
   if (!module_scope && has_linkage(d, ".extern") && d.space != ".param") {
     auto& diag = ctx.diags.error(d.loc, ".extern declarations belong at module scope, not inside a function",
                                  "variable-space");

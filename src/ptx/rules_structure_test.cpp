@@ -389,6 +389,32 @@ TEST(RuleAgreement, KernelParameterSpace) {
   expect_agreement(agree_modules_with_ptxas(cases), "param-space", 20);
 }
 
+// The 64 KiB constant bank: module-scope and function-scope .const variables, used or not,
+// visible or not, initialised or not, around the limit. (A total that passes it only through
+// the padding between variables is not reported: the rule counts the variables' own bytes.)
+TEST(RuleAgreement, ConstantBank) {
+  REQUIRE_PTXAS();
+  std::vector<ModuleCase> cases;
+  const std::string head = ".version 8.0\n.target sm_90\n.address_size 64\n";
+  auto kernel = [](const std::string& inner) {
+    return ".visible .entry k(.param .u64 o)\n{\n" + inner + "  .reg .b32 %r1;\n  ret;\n}\n";
+  };
+  for (uint64_t n : {uint64_t{65535}, uint64_t{65536}, uint64_t{65537}, uint64_t{70000}, uint64_t{600000000}}) {
+    std::string one = fmt::format(".const .align 4 .b8 c[{}];\n", n);
+    cases.push_back({head + one + kernel(""), 4});
+    cases.push_back({head + ".visible " + one + kernel(""), 4});
+    cases.push_back({head + kernel("  " + one), 6});
+    cases.push_back({head + ".const .u32 a;\n" + one + kernel(""), 5});
+    cases.push_back({head + fmt::format(".const .b8 h[{}];\n", n / 2) + kernel(fmt::format("  .const .b8 g[{}];\n", n - n / 2)),
+                     n / 2 > 65536 ? 4 : 7});
+    cases.push_back({head + fmt::format(".const .u32 t[{}] = {{1, 2}};\n", (n + 3) / 4) + kernel(""), 4});
+    cases.push_back({head + fmt::format(".const .v4 .f32 v[{}];\n", (n + 15) / 16) + kernel(""), 4});
+  }
+  cases.push_back({head + ".const .align 16 .b8 b[65520];\n.const .b8 a[1];\n" + kernel(""), 5});
+  cases.push_back({head + ".const .align 8 .b8 a[32768];\n.global .b8 g[1048576];\n.const .b8 b[32768];\n" + kernel(""), 6});
+  expect_agreement(agree_modules_with_ptxas(cases), "const-space", 20);
+}
+
 TEST(RuleAgreement, ReadOnlySpaces) {
   REQUIRE_PTXAS();
   RuleHeader h;
