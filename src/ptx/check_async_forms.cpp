@@ -198,6 +198,20 @@ void fence(CheckContext& ctx, const Instruction& ins) {
              "write fence.proxy.tensormap::generic.release.gpu; (or .acquire.gpu [tmap], 128;)");
       return;
     }
+    // The release form takes no operands; the acquire form names the tensor map and its size, 128.
+    if (tensormap && sem == ".release" && !ins.operands.empty()) {
+      report(fmt::format("'{}' takes no operands: only the .acquire form names [tmap], 128", op), "operand-count",
+             "write fence.proxy.tensormap::generic.release.gpu;");
+      return;
+    }
+    if (tensormap && sem == ".acquire" && ins.operands.size() == 2)
+      if (auto v = literal(ins.operands[1]); v && *v != 128) {
+        auto& d = at_operand(ctx, ins.operands[1],
+                             fmt::format("'{}' covers a whole tensor map: the size is 128, not {}", op, *v),
+                             "immediate-value");
+        d.hint = "write 128";
+        return;
+      }
     if (plain && !tensormap && !generic && (!sem.empty() || !scope.empty())) {
       report(fmt::format("'{}': fence.proxy.{} takes no memory order or scope", op,
                          ins.has_mod(".alias") ? "alias" : "async"),
@@ -367,7 +381,8 @@ void cluster_launch_control(CheckContext& ctx, const Instruction& ins, const Res
   }
 }
 
-// ldmatrix/stmatrix/movmatrix name their shape ("Shape modifier required"); movmatrix moves
+// ldmatrix/stmatrix/movmatrix name their shape ("Shape modifier required"), ld/stmatrix their
+// matrix count once (".num modifier required"); movmatrix moves
 // 32-bit registers ("Arguments mismatch" for 16- or 64-bit ones; ptxas takes a predicate).
 void matrix_shape(CheckContext& ctx, const Instruction& ins, std::string_view fam) {
   std::string op = ins.full_opcode();
@@ -378,7 +393,19 @@ void matrix_shape(CheckContext& ctx, const Instruction& ins, std::string_view fa
     d.hint = fmt::format("write {}.sync.aligned.m8n8...", fam);
     return;
   }
-  if (fam != "movmatrix") return;
+  if (fam != "movmatrix") {
+    // The matrix count ("'.num' modifier required"), once.
+    int nums = 0;
+    for (auto& m : ins.mods) nums += one_of(m, {".x1", ".x2", ".x4"});
+    if (nums != 1) {
+      auto& d = at_opcode(ctx, ins,
+                          nums ? fmt::format("'{}' names more than one matrix count", op)
+                               : fmt::format("'{}' names no matrix count (.x1, .x2 or .x4)", op),
+                          nums ? "illegal-modifier" : "missing-modifier");
+      d.hint = fmt::format("write {}.sync.aligned.m8n8.x4...: .x4 moves four 8x8 matrices", fam);
+    }
+    return;
+  }
   for (auto& o : ins.operands)
     if (const SymbolInfo* s = reg_of(ctx, o); s && type_bits(s->type) != 32 && type_kind(s->type) != 'p') {
       auto& d = at_operand(ctx, o, fmt::format("'{}' moves 32-bit registers; '{}' is {}", op, o.expr.text, s->type),

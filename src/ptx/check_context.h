@@ -83,6 +83,10 @@ struct CheckContext {
 // Scope depth of the declarations at the top of a function body: module, parameters, body.
 inline constexpr size_t kFunctionBodyDepth = 3;
 
+// The register or variable an address starts from: [%rd1], [%rd1+8], [buf+4]; null for
+// another operand (check_structure.cpp).
+const Expr* address_base(const Operand& o);
+
 // Names found in an instruction's operands; most instructions have a handful.
 using ExprRefs = SmallVector<const Expr*, 8>;
 

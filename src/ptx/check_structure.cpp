@@ -125,13 +125,16 @@ std::string_view state_space_of(const Instruction& ins) {
   return "";
 }
 
-// The register or variable an address starts from: [%rd1], [%rd1+8], [buf+4].
+}  // namespace
+
 const Expr* address_base(const Operand& o) {
   if (o.kind != Operand::Kind::address || o.elems.size() != 1 || o.elems[0].kind != Operand::Kind::expr) return nullptr;
   const Expr* e = &o.elems[0].expr;
   while (e->kind == Expr::Kind::binary && !e->args.empty()) e = &e->args[0];
   return e->kind == Expr::Kind::name ? e : nullptr;
 }
+
+namespace {
 
 const Operand* first_address(const Instruction& ins) {
   for (auto& o : ins.operands)

@@ -1,12 +1,29 @@
 // Operand and modifier rules of tensormap.cp_fenceproxy and tensormap.replace: the fixed
 // modifiers, the field types and the immediates each field takes. Confirmed against ptxas
 // 13.0 by rules_async_test.cpp (TensormapOperands).
+#include <algorithm>
+
 #include "ptx/check_async_internal.h"
 
 namespace ptxforge::ptx::async_rules {
 
 //   [global], [shared], 128
 void check_cp_fenceproxy(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
+  static constexpr std::string_view kTakes[] = {".global", ".shared::cta", ".tensormap::generic", ".release", ".cta",
+                                                ".cluster", ".gpu", ".sys", ".sync", ".aligned"};
+  static constexpr std::string_view kScopes[] = {".cta", ".cluster", ".gpu", ".sys"};
+  std::string op = ins.full_opcode();
+  int scopes = 0;
+  for (size_t i = r.consumed; i < ins.mods.size(); ++i) {
+    std::string_view m = ins.mods[i];
+    if (std::find(std::begin(kTakes), std::end(kTakes), m) == std::end(kTakes)) {
+      auto& d = at_opcode(ctx, ins, fmt::format("'{}' takes no '{}'", op, m), "unknown-modifier");
+      d.hint = "write tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned "
+               "[gaddr], [saddr], 128;";
+      return;
+    }
+    scopes += std::find(std::begin(kScopes), std::end(kScopes), m) != std::end(kScopes);
+  }
   std::string_view first, second;
   for (size_t i = r.consumed; i < ins.mods.size(); ++i)
     if (is_space(ins.mods[i])) {
@@ -25,6 +42,41 @@ void check_cp_fenceproxy(CheckContext& ctx, const Instruction& ins, const Resolv
   require(ctx, ins, ".release", ": the copy is a release", hint);
   require(ctx, ins, ".sync", ": the warp executes it together", hint);
   require(ctx, ins, ".aligned", ": every thread of the warp executes it", hint);
+  if (scopes != 1) {
+    auto& d = at_opcode(ctx, ins,
+                        scopes ? fmt::format("'{}' names more than one scope", op)
+                               : fmt::format("'{}' needs a scope: .cta, .cluster, .gpu or .sys", op),
+                        scopes ? "illegal-modifier" : "missing-modifier");
+    d.hint = hint;
+    return;
+  }
+  if (ins.operands.size() != 3) {
+    auto& d = at_opcode(ctx, ins, fmt::format("'{}' takes 3 operands ([global], [shared], 128), found {}", op,
+                                              ins.operands.size()),
+                        "operand-count");
+    d.hint = hint;
+    return;
+  }
+  for (size_t i = 0; i < 2; ++i) {
+    const Operand& o = ins.operands[i];
+    if (o.kind != Operand::Kind::address) {
+      auto& d = at_operand(ctx, o, fmt::format("operand {} of '{}' is an address: write it in brackets", i + 1, op),
+                           "operand-kind");
+      d.hint = hint;
+      return;
+    }
+    // The first is the tensor map in .global, the second its copy in .shared::cta.
+    const Expr* base = address_base(o);
+    const SymbolInfo* var = base ? ctx.scopes.find(base->text) : nullptr;
+    if (var && var->kind == SymbolInfo::Kind::variable &&
+        (i == 0 ? var->space == ".shared" : var->space == ".global")) {
+      auto& d = at_operand(ctx, o, fmt::format("operand {} of '{}' is in {}, but '{}' is a {} variable", i + 1, op,
+                                               i == 0 ? ".global" : ".shared::cta", base->text, var->space),
+                           "state-space");
+      d.hint = hint;
+      return;
+    }
+  }
   if (ins.operands.size() == 3) {
     const Operand& o = ins.operands[2];
     auto v = literal(o);
@@ -54,6 +106,17 @@ void check_tensormap_replace(CheckContext& ctx, const Instruction& ins) {
     for (auto f : kOther) if (m == f) field = m;
   }
   std::string hint = "write tensormap.replace.tile.global_address.global.b1024.b64 [tmap], %rd;";
+  for (size_t i = 0; i < ins.operands.size(); ++i) {
+    const Operand& o = ins.operands[i];
+    if ((i == 0) == (o.kind == Operand::Kind::address)) continue;
+    auto& d = at_operand(ctx, o,
+                         i == 0 ? fmt::format("'{}' writes the tensor map at an address: the first operand is [tmap]", op)
+                                : fmt::format("operand {} of '{}' is a value (a register or an immediate), not an address",
+                                              i + 1, op),
+                         "operand-kind");
+    d.hint = hint;
+    return;
+  }
   require(ctx, ins, ".tile", ": the tensor-map mode", hint);
   require(ctx, ins, ".b1024", ": the size of the tensor map", hint);
   if (field.empty()) return;

@@ -198,6 +198,23 @@ std::vector<RuleCase> tensormap_cases() {
   cases.push_back({R + ".global_address.global.b1024.b64 [%rd1], %rd2;"});
   cases.push_back({R + ".tile.global_address.global.b64 [%rd1], %rd2;"});
   cases.push_back({R + ".tile.global_address.shared::cta.b1024.b64 [smem], %rd2;"});
+  // The forms real code writes, one thing changed: a scope dropped or doubled, a modifier the
+  // instruction lacks, an operand added or dropped, an address without brackets, the operands
+  // the wrong way round; and the tensormap proxy fence's size.
+  const std::string ok = ".global.shared::cta.tensormap::generic.release";
+  for (std::string scope : {".gpu", ".cta", ".cluster", ".sys", "", ".gpu.cta"})
+    for (std::string extra : {"", ".ws", ".relaxed", ".b64"})
+      cases.push_back({F + ok + scope + ".sync.aligned" + extra + " [%rd1], [smem], 128;"});
+  for (std::string ops : {"[%rd1], [smem], 128, 128", "[%rd1], [smem]", "%rd1, [smem], 128", "[%rd1], %r1, 128",
+                          "[smem], [%rd1], 128", "[%rd1], [%rd2], 128"})
+    cases.push_back({F + ok + ".gpu.sync.aligned " + ops + ";"});
+  for (std::string ops : {"[%rd1], %rd2", "%rd1, %rd2", "%rd2, [%rd1]", "[%rd1], [%rd2]"})
+    cases.push_back({R + ".tile.global_address.global.b1024.b64 " + ops + ";"});
+  for (std::string ops : {"[%rd1], 1, %r2", "%rd1, 1, %r2", "%r2, 1, [%rd1]"})
+    cases.push_back({R + ".tile.global_dim.global.b1024.b32 " + ops + ";"});
+  for (std::string n : {"128", "127", "129", "1000", "0", "%r1"})
+    for (std::string sem : {".acquire", ".release"})
+      cases.push_back({"fence.proxy.tensormap::generic" + sem + ".gpu [%rd1], " + n + ";"});
   return cases;
 }
 

@@ -306,7 +306,8 @@ std::vector<RuleCase> lenient_cases() {
 
 TEST(RuleAgreement, LenientOperands) { expect_agreement("lenient", lenient_cases(), kBlackwell); }
 
-// Shapes and operand positions: ld/st/movmatrix without a shape, movmatrix register widths,
+// Shapes and operand positions: ld/st/movmatrix without a shape, ld/stmatrix without their
+// matrix count (or with two), movmatrix register widths,
 // mbarrier's single address and the place of .expect_tx/.parity, tcgen05 address registers,
 // the order of clusterlaunchcontrol's types, tensor-copy modifiers and trailing operands.
 std::vector<RuleCase> shape_cases() {
@@ -315,6 +316,11 @@ std::vector<RuleCase> shape_cases() {
     c.push_back({"ldmatrix.sync.aligned.x4.trans" + shape + ".shared.b16 {%r1, %r2, %r3, %r4}, [smem];"});
     c.push_back({"stmatrix.sync.aligned.x4" + shape + ".shared.b16 [smem], {%r1, %r2, %r3, %r4};"});
     c.push_back({"movmatrix.sync.aligned" + shape + ".trans.b16 %r1, %r2;"});
+  }
+  // The matrix count (.x1, .x2, .x4): required, once.
+  for (std::string num : {".x1", ".x2", ".x4", "", ".x4.x4", ".x2.x4"}) {
+    c.push_back({"ldmatrix.sync.aligned" + num + ".trans.m8n8.shared.b16 {%r1, %r2, %r3, %r4}, [smem];"});
+    c.push_back({"stmatrix.sync.aligned.m8n8" + num + ".shared.b16 [smem], {%r1, %r2, %r3, %r4};"});
   }
   for (std::string ops : {"%rd1, %r2", "%h1, %r2", "%r1, %h2", "%f1, %r2", "%r1, %f2", "%p1, %r2"})
     c.push_back({"movmatrix.sync.aligned.m8n8.trans.b16 " + ops + ";"});
