@@ -682,7 +682,11 @@ void check_operands(CheckContext& ctx, const Instruction& ins, const Resolved& r
           }
           break;
         }
-        bool data_operand = relaxed && (k == 'd' || (f.name == "st" && i == 1) || k == 's');
+        // The two .f32 sources of a packed pair take no wider register, except for .f16x2
+        // (ptxas 13.0: "Arguments mismatch" for cvt.rn.satfinite.e4m3x2.f32 %h1, %rd1, %f2).
+        bool pair_source = f.name == "cvt" && k == 's' && n == 3 && r.src_type == ".f32" && r.type.size() > 3 &&
+                           ends_with(r.type, "x2") && r.type != ".f16x2";
+        bool data_operand = relaxed && !pair_source && (k == 'd' || (f.name == "st" && i == 1) || k == 's');
         c.check_vector_or_scalar(o, type, kind, data_operand, pos);
         break;
       }

@@ -92,7 +92,16 @@ void check_tensor_copy(CheckContext& ctx, const Instruction& ins, const Resolved
       return;
     }
   } else {
-    if (dst.empty() || src.empty()) return;
+    if (dst.empty() || src.empty()) {  // "State space incorrect"
+      auto& d = at_opcode(ctx, ins,
+                          fmt::format("'{}' names {}: a tensor {} names where it writes and where it reads", op,
+                                      dst.empty() && src.empty() ? "no state space" : "one state space",
+                                      kind == TensorOp::reduce ? "reduction" : "copy"),
+                          "state-space");
+      d.hint = kind == TensorOp::reduce ? "write .global.shared::cta" : "write .shared::cluster.global for a load, "
+                                                                        ".global.shared::cta for a store";
+      return;
+    }
     bool load_dir = kind == TensorOp::copy && src == ".global" && (dst == ".shared::cluster" || dst == ".shared::cta");
     bool store_dir = dst == ".global" && src == ".shared::cta";
     if (!load_dir && !store_dir) {

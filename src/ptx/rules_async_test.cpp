@@ -244,6 +244,14 @@ std::vector<RuleCase> narrow_cvt_cases(bool blackwell) {
     for (std::string rnd : {"", ".rn", ".rz", ".rm", ".rp", ".rna", ".rs", ".rni"})
       for (std::string extra : {".satfinite", "", ".satfinite.relu", ".relu"})
         cases.push_back({"cvt" + rnd + extra + f.to + f.from + " " + f.ops + ";", ".reg .b8 %c<4>;\n"});
+  // The two sources of a pair from .f32 take 32-bit registers only, not a wider one.
+  std::vector<std::pair<std::string, std::string>> pairs = {{".e4m3x2", "%h1"}, {".f16x2", "%r1"}, {".bf16x2", "%r1"}};
+  if (blackwell) pairs.push_back({".ue8m0x2", "%h1"});
+  for (auto& [to, d] : pairs)
+    for (std::string src : {"%f1, %f2", "%r2, %r3", "%u1, %f2", "%rd1, %f2", "%f1, %rd2", "%fd1, %f2", "%f1, %h2", "%f1, %ud1"}) {
+      std::string rnd = to == ".ue8m0x2" ? ".rz" : ".rn";
+      cases.push_back({"cvt" + rnd + ".satfinite" + to + ".f32 " + d + ", " + src + ";", ".reg .b8 %c<4>;\n"});
+    }
   return cases;
 }
 

@@ -154,6 +154,30 @@ std::vector<RuleCase> pred_address_cases() {
 
 TEST(RuleAgreement, PredicateAddresses) { expect_agreement("pred-address", pred_address_cases(), kBlackwell); }
 
+// The tensor-memory addresses of tcgen05 through a predicate. ptxas refuses each ("Arguments
+// mismatch for instruction 'add'") but reports it once per module, so each case is a module.
+TEST(RuleAgreement, TensorMemoryAddressesThroughAPredicate) {
+  if (!find_cuda_tool("ptxas")) GTEST_SKIP() << "ptxas not installed";
+  std::vector<testing::ModuleCase> cases;
+  for (std::string a : {"%r2", "%p1"})
+    for (std::string line : {"tcgen05.ld.sync.aligned.32x32b.x1.b32 {%r1}, [A];",
+                             "tcgen05.st.sync.aligned.32x32b.x1.b32 [A], {%r1};",
+                             "tcgen05.mma.cta_group::1.kind::f16 [A], %rd1, %rd2, %r3, %p2;",
+                             "tcgen05.cp.cta_group::1.128x256b [A], %rd1;", "tcgen05.shift.cta_group::1.down [A];"}) {
+      line.replace(line.find('A'), 1, a);
+      cases.push_back({".version 8.7\n.target sm_100a\n.address_size 64\n.visible .entry k()\n{\n"
+                       "  .reg .b32 %r<4>;\n  .reg .b64 %rd<4>;\n  .reg .pred %p<3>;\n  setp.eq.u32 %p1, %r1, 0;\n"
+                       "  setp.eq.u32 %p2, %r1, 1;\n  " + line + "\n  ret;\n}\n",
+                       11});
+    }
+  auto st = testing::agree_modules_with_ptxas(cases, "sm_100a");
+  std::printf("%s\n", st.summary("tcgen05-pred-address").c_str());
+  for (auto& p : st.problems) ADD_FAILURE() << p;
+  EXPECT_EQ(st.false_alarms, 0);
+  EXPECT_EQ(st.we_flag, st.ptxas_rejects);
+  EXPECT_EQ(st.ptxas_rejects, 5);
+}
+
 // Memory order and scope: mbarrier, fence (plain, proxy, mbarrier_init), barrier.cluster.
 std::vector<RuleCase> order_scope_cases() {
   std::vector<RuleCase> cases;
@@ -317,6 +341,13 @@ std::vector<RuleCase> shape_cases() {
     c.push_back({"stmatrix.sync.aligned.x4" + shape + ".shared.b16 [smem], {%r1, %r2, %r3, %r4};"});
     c.push_back({"movmatrix.sync.aligned" + shape + ".trans.b16 %r1, %r2;"});
   }
+  // Tensor copies and reductions with a state space dropped (or both).
+  for (std::string sp : {".shared::cluster.global", ".global", ".shared::cluster", ""})
+    c.push_back({"cp.async.bulk.tensor.2d" + sp + ".tile.mbarrier::complete_tx::bytes [smem], [%rd1, {%r1, %r2}], [smem+1024];"});
+  for (std::string sp : {".global.shared::cta", ".global", ".shared::cta", ""}) {
+    c.push_back({"cp.async.bulk.tensor.2d" + sp + ".tile.bulk_group [%rd1, {%r1, %r2}], [smem];"});
+    c.push_back({"cp.reduce.async.bulk.tensor.2d" + sp + ".add.tile.bulk_group [%rd1, {%r1, %r2}], [smem];"});
+  }
   // The matrix count (.x1, .x2, .x4): required, once.
   for (std::string num : {".x1", ".x2", ".x4", "", ".x4.x4", ".x2.x4"}) {
     c.push_back({"ldmatrix.sync.aligned" + num + ".trans.m8n8.shared.b16 {%r1, %r2, %r3, %r4}, [smem];"});
@@ -339,7 +370,9 @@ std::vector<RuleCase> shape_cases() {
                            "mbarrier.test_wait.shared::cta.parity.b64 %p1, [smem], %r1;"})
     c.push_back({line});
   for (std::string a : {"[%r1]", "[%h1]", "[%p1]", "[%f1]", "[%rd1]", "[%r1+16]"}) {
-    c.push_back({"tcgen05.ld.sync.aligned.32x32b.x1.b32 {%r2}, " + a + ";"});
+    // (tcgen05.ld through a predicate: ptxas reports it once per module, so it is judged a
+    // module at a time, in TensorMemoryAddressesThroughAPredicate.)
+    if (a != "[%p1]") c.push_back({"tcgen05.ld.sync.aligned.32x32b.x1.b32 {%r2}, " + a + ";"});
     c.push_back({"tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 " + a + ", 32;"});
     c.push_back({"tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 " + a + ";"});
   }
