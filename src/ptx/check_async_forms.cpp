@@ -198,6 +198,14 @@ void fence(CheckContext& ctx, const Instruction& ins) {
              "write fence.proxy.tensormap::generic.release.gpu; (or .acquire.gpu [tmap], 128;)");
       return;
     }
+    if (tensormap && sem == ".acquire") {  // "No state space qualifier expected" (the release form takes one)
+      for (auto& m : ins.mods)
+        if (is_space(m) || m == ".shared") {
+          report(fmt::format("'{}': the acquiring tensormap proxy fence takes no state space ({})", op, m), "state-space",
+                 "write fence.proxy.tensormap::generic.acquire.gpu [tmap], 128; (or .release.gpu;)");
+          return;
+        }
+    }
     // The release form takes no operands; the acquire form names the tensor map and its size, 128.
     if (tensormap && sem == ".release" && !ins.operands.empty()) {
       report(fmt::format("'{}' takes no operands: only the .acquire form names [tmap], 128", op), "operand-count",

@@ -119,7 +119,12 @@ void check_tensormap_replace(CheckContext& ctx, const Instruction& ins) {
   }
   require(ctx, ins, ".tile", ": the tensor-map mode", hint);
   require(ctx, ins, ".b1024", ": the size of the tensor map", hint);
-  if (field.empty()) return;
+  if (field.empty()) {  // ptxas: "Illegal modifier '' for instruction 'tensormap.replace'"
+    auto& d = at_opcode(ctx, ins, fmt::format("'{}' names no field to replace", op), "missing-modifier");
+    d.hint = "name the field after .tile: .global_address, .rank, .box_dim, .global_dim, .global_stride, "
+             ".element_stride, .elemtype, .interleave_layout, .swizzle_mode, .swizzle_atomicity or .fill_mode";
+    return;
+  }
   std::string_view want = field == ".global_address" || field == ".global_stride" ? ".b64" : ".b32";
   std::string_view type = ins.mods.empty() ? "" : ins.mods.back();
   if ((type == ".b32" || type == ".b64") && type != want) {

@@ -212,6 +212,12 @@ std::vector<RuleCase> tensormap_cases() {
     cases.push_back({R + ".tile.global_address.global.b1024.b64 " + ops + ";"});
   for (std::string ops : {"[%rd1], 1, %r2", "%rd1, 1, %r2", "%r2, 1, [%rd1]"})
     cases.push_back({R + ".tile.global_dim.global.b1024.b32 " + ops + ";"});
+  for (std::string sp : {"", ".global", ".shared::cta", ".shared::cluster"}) {
+    cases.push_back({"fence.proxy.tensormap::generic.acquire.gpu" + sp + " [%rd1], 128;"});
+    cases.push_back({"fence.proxy.tensormap::generic.release.gpu" + sp + ";"});
+  }
+  for (std::string field : {".global_address", ""})
+    cases.push_back({R + ".tile" + field + ".global.b1024.b64 [%rd1], %rd2;"});
   for (std::string n : {"128", "127", "129", "1000", "0", "%r1"})
     for (std::string sem : {".acquire", ".release"})
       cases.push_back({"fence.proxy.tensormap::generic" + sem + ".gpu [%rd1], " + n + ";"});
