@@ -427,11 +427,7 @@ void matrix_shape(CheckContext& ctx, const Instruction& ins, std::string_view fa
 
 void check_async_forms(CheckContext& ctx, const Instruction& ins, const Resolved& r) {
   std::string_view fam = r.family->name;
-  if (starts(fam, "tcgen05.")) {  // its own rules: check_tcgen05.cpp; its addresses here
-    pred_addresses(ctx, ins);
-    return;
-  }
-  if (!judged(fam, ins, r)) return;
+  if (starts(fam, "tcgen05.") || !judged(fam, ins, r)) return;  // tcgen05: check_tcgen05.cpp
   pred_addresses(ctx, ins);
   if (repeated(ctx, ins, fam) || types(ctx, ins, r, fam)) return;
   if (fam == "barrier.cluster") barrier_cluster(ctx, ins, r);

@@ -204,9 +204,15 @@ void Checker::address(const Operand& o, std::string_view role, bool tmem32) {
   if (e->kind == Expr::Kind::binary && !e->args.empty()) e = &e->args[0];
   if (e->kind != Expr::Kind::name) return;
   const SymbolInfo* s = ctx.scopes.find(e->text);
-  // 16 or 64 bits; a predicate or float register ptxas reports at another line, so it is left alone.
-  if (s && s->kind == SymbolInfo::Kind::reg && type_bits(s->type) != 32 && type_kind(s->type) != 'f' &&
-      type_kind(s->type) != 'p')
+  // A predicate: ptxas refuses it at this line ("Arguments mismatch for instruction 'add'"), once
+  // per module (RuleAgreement.TensorMemoryAddressesThroughAPredicate judges a module a case).
+  if (s && s->kind == SymbolInfo::Kind::reg && type_kind(s->type) == 'p') {
+    at(o, fmt::format("{} of '{}' is a tensor-memory address: '{}' is a predicate", role, name, e->text),
+       "operand-type", "pass the address tcgen05.alloc wrote, in a .b32 register: [%r1]");
+    return;
+  }
+  // 16 or 64 bits; a float register ptxas reports at another line, so it is left alone.
+  if (s && s->kind == SymbolInfo::Kind::reg && type_bits(s->type) != 32 && type_kind(s->type) != 'f')
     at(o, fmt::format("{} of '{}' is a tensor-memory address, which is 32 bits; '{}' is {}", role, name, e->text,
                       s->type),
        "operand-type", "tensor-memory addresses (from tcgen05.alloc) are .b32: use a 32-bit register");
